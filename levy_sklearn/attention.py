@@ -1,0 +1,484 @@
+"""Lévy attention: the closed-form moments of a Poisson random measure over keys.
+
+The mathematics is fixed in ``DESIGN.md`` §2. One head, query ``i``, keys ``j``:
+
+* intensity mass of key ``j``: ``ρ κ_ij w_ij`` with ``κ_ij = exp(β (cos(q_i, k_j) − 1))`` and
+  ``w_ij`` the mass a Gaussian mollifier of bandwidth ``h`` around ``t_j`` puts in the query's
+  visibility window (``1`` for global heads, the soft look-back ``[τ_i − r, τ_i]`` otherwise);
+* evidence ``Λ_i = ρ Σ_j κ_ij w_ij``, weights ``a_ij = softmax_j(β cos_ij + log w_ij)``;
+* ``E[Y_i] = (1 − p₀) μ_i + p₀ v₀`` with ``μ_i = Σ_j a_ij v_j`` and ``p₀ = exp(−Λ_i)``;
+* ``Cov[Y_i] = ψ(Λ_i) Σ_V(i) + p₀ (1 − p₀) (μ_i − v₀)(μ_i − v₀)ᵀ``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+__all__ = ["psi", "LevyAttention", "SoftmaxAttention", "LevyMoments", "readout_moments"]
+
+_EULER_GAMMA = 0.5772156649015329
+# Below the switch ψ is summed from its power series, above it from its asymptotic series.
+# At Λ = 40 the power series needs ~100 terms (last term < 1e-13 relative) and the asymptotic
+# series is optimally accurate (31!/40^31 ≈ 2e-16) after 30 terms.
+_PSI_SWITCH = 40.0
+_K_SERIES = torch.arange(1, 121, dtype=torch.float64)
+_K_ASYMPT = torch.arange(0, 31, dtype=torch.float64)
+# Logit given to padded keys: finite, so a query whose keys are all padded still gets finite
+# weights (and Λ = 0 exactly) instead of the NaN of softmax over −inf.
+_PAD_LOGIT = -1e5
+# Floor on log w: a key far outside a windowed head's look-back keeps a tiny, finite weight.
+_LOG_W_FLOOR = -1e3
+
+
+def _psi_value(lam: Tensor) -> Tensor:
+    """ψ by series: Σ_k Λ^k/(k·k!) e^{−Λ} below the switch, Σ_k k!/Λ^{k+1} above it."""
+    k = _K_SERIES.to(lam.dtype).to(lam.device)
+    small = lam.clamp(min=torch.finfo(lam.dtype).tiny, max=_PSI_SWITCH).unsqueeze(-1)
+    log_terms = k * small.log() - torch.lgamma(k + 1) - k.log()
+    psi_small = torch.exp(torch.logsumexp(log_terms, dim=-1) - small.squeeze(-1))
+    # e^{−Λ}(γ + ln Λ) is below 1e-16 relative to ψ above the switch, so it is dropped.
+    kk = _K_ASYMPT.to(lam.dtype).to(lam.device)
+    large = lam.clamp(min=_PSI_SWITCH).unsqueeze(-1)
+    psi_large = torch.exp(torch.lgamma(kk + 1) - (kk + 1) * large.log()).sum(-1)
+    out = torch.where(lam > _PSI_SWITCH, psi_large, psi_small)
+    return torch.where(lam > 0, out, torch.zeros_like(out))
+
+
+class _Psi(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, lam: Tensor) -> Tensor:
+        out = _psi_value(lam)
+        ctx.save_for_backward(lam, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        lam, out = ctx.saved_tensors
+        # ψ'(Λ) = (1 − e^{−Λ})/Λ − ψ(Λ); the first term → 1 as Λ → 0.
+        safe = lam.clamp(min=torch.finfo(lam.dtype).tiny)
+        first = torch.where(lam > 1e-12, -torch.expm1(-safe) / safe, 1.0 - lam / 2)
+        return grad * (first - out)
+
+
+def psi(lam: Tensor) -> Tensor:
+    r"""Expected reciprocal count ``ψ(Λ) = E[1/N ; N ≥ 1]`` for ``N ~ Poisson(Λ)``.
+
+    ``ψ(Λ) = e^{−Λ} (Ei(Λ) − γ − ln Λ)``: the factor that turns the disagreement of the attended
+    values into the variance of Lévy attention's output. Torch-native, float32 and float64,
+    finite for every ``Λ ≥ 0`` (``ψ(0) = 0``), relative error below 1e-6 in float64 for
+    ``Λ`` in ``[1e-8, 1e6]``, and differentiable with the closed-form derivative
+    ``ψ'(Λ) = (1 − e^{−Λ})/Λ − ψ(Λ)``.
+
+    Parameters
+    ----------
+    lam : Tensor
+        Poisson rates ``Λ ≥ 0`` of any shape.
+
+    Returns
+    -------
+    Tensor
+        ``ψ(Λ)``, same shape and dtype as ``lam``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn import psi
+    >>> psi(torch.tensor([0.0, 1.0, 1e6], dtype=torch.float64))
+    tensor([0.0000e+00, 4.8483e-01, 1.0000e-06], dtype=torch.float64)
+    """
+    if not torch.is_tensor(lam):
+        lam = torch.as_tensor(lam, dtype=torch.get_default_dtype())
+    return _Psi.apply(lam)
+
+
+class LevyMoments(NamedTuple):
+    """Per-head, per-query closed-form moments of one Lévy attention layer.
+
+    Shapes use ``B`` batch, ``H`` heads, ``Q`` queries, ``L`` keys, ``d`` head dimension.
+
+    Attributes
+    ----------
+    weights : Tensor
+        ``a``, shape ``(B, H, Q, L)``; zero on padded keys.
+    values : Tensor
+        Per-head values ``v``, shape ``(B, H, L, d)``.
+    mu : Tensor
+        ``μ = Σ_j a_j v_j``, shape ``(B, H, Q, d)``.
+    log_evidence : Tensor
+        ``log Λ``, shape ``(B, H, Q)``.
+    evidence : Tensor
+        ``Λ``, shape ``(B, H, Q)``.
+    p0 : Tensor
+        ``e^{−Λ}``, shape ``(B, H, Q)``.
+    null_value : Tensor
+        ``v₀``, shape ``(H, d)``.
+    mean : Tensor
+        ``E[Y] = (1 − p₀) μ + p₀ v₀``, shape ``(B, H, Q, d)``.
+    """
+
+    weights: Tensor
+    values: Tensor
+    mu: Tensor
+    log_evidence: Tensor
+    evidence: Tensor
+    p0: Tensor
+    null_value: Tensor
+    mean: Tensor
+
+    @property
+    def disagreement(self) -> Tensor:
+        """``D = tr Σ_V = Σ_j a_j ‖v_j − μ‖²``, shape ``(B, H, Q)``."""
+        diff = self.values.unsqueeze(2) - self.mu.unsqueeze(3)
+        return (self.weights * diff.pow(2).sum(-1)).sum(-1)
+
+    @property
+    def trace_variance(self) -> Tensor:
+        """``tr Cov[Y] = ψ(Λ) D + p₀(1 − p₀)‖μ − v₀‖²``, shape ``(B, H, Q)``."""
+        null_gap = (self.mu - self.null_value[:, None, :]).pow(2).sum(-1)
+        return psi(self.evidence) * self.disagreement + self.p0 * (1 - self.p0) * null_gap
+
+
+def _split_heads(x: Tensor, num_heads: int) -> Tensor:
+    b, n, _ = x.shape
+    return x.view(b, n, num_heads, -1).transpose(1, 2)
+
+
+def _key_padding_bias(key_padding_mask: Tensor | None, like: Tensor) -> Tensor | None:
+    """``(B, 1, 1, L)`` additive logit bias that removes padded keys (``True`` = padding)."""
+    if key_padding_mask is None:
+        return None
+    zeros = torch.zeros((), dtype=like.dtype, device=like.device)
+    pad = torch.full((), _PAD_LOGIT, dtype=like.dtype, device=like.device)
+    return torch.where(key_padding_mask[:, None, None, :], pad, zeros)
+
+
+class LevyAttention(nn.Module):
+    r"""Multi-head Lévy attention: cosine-kernel attention with closed-form uncertainty.
+
+    Each head carries an independent Poisson random measure over (time × key); its expectation
+    is the softmax of ``β·cos(q, k) + log w`` over keys, so the layer is a drop-in for softmax
+    attention, and its variance follows in closed form from the evidence ``Λ`` and the
+    disagreement of the attended values (see ``DESIGN.md`` §2).
+
+    Parameters
+    ----------
+    embed_dim : int
+        Model dimension of queries, keys and values (split evenly across heads).
+    num_heads : int, default=4
+        Number of heads.
+    num_windowed_heads : int, default=0
+        How many of the heads are windowed (soft look-back ``[τ − r, τ]``); the rest are global.
+    bandwidth : float, default=1.0
+        Initial mollifier bandwidth ``h`` (in the time units of ``query_times``/``key_times``).
+    lookback : float, default=4.0
+        Initial look-back ``r`` of the windowed heads.
+    sharpness : float, default=4.0
+        Initial cosine sharpness ``β``.
+    rate : float, default=1.0
+        Initial rate ``ρ``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.attention import LevyAttention
+    >>> layer = LevyAttention(8, num_heads=2, num_windowed_heads=1)
+    >>> q, kv = torch.randn(3, 5, 8), torch.randn(3, 7, 8)
+    >>> out = layer(q, kv, kv, query_times=torch.zeros(3, 5), key_times=-torch.rand(3, 7))
+    >>> out.shape
+    torch.Size([3, 5, 8])
+    >>> m = layer.moments(q, kv, kv, torch.zeros(3, 5), -torch.rand(3, 7))
+    >>> m.evidence.shape, m.trace_variance.shape
+    (torch.Size([3, 2, 5]), torch.Size([3, 2, 5]))
+    """
+
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int = 4,
+        num_windowed_heads: int = 0,
+        *,
+        bandwidth: float = 1.0,
+        lookback: float = 4.0,
+        sharpness: float = 4.0,
+        rate: float = 1.0,
+    ) -> None:
+        super().__init__()
+        if embed_dim % num_heads:
+            raise ValueError(
+                f"embed_dim={embed_dim} must be divisible by num_heads={num_heads}; "
+                "pick an embed_dim that is a multiple of num_heads."
+            )
+        if not 0 <= num_windowed_heads <= num_heads:
+            raise ValueError(
+                f"num_windowed_heads={num_windowed_heads} must be between 0 and "
+                f"num_heads={num_heads}."
+            )
+        self.embed_dim = embed_dim
+        self.num_heads = num_heads
+        self.num_windowed_heads = num_windowed_heads
+        self.head_dim = embed_dim // num_heads
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+        self.k_proj = nn.Linear(embed_dim, embed_dim)
+        self.v_proj = nn.Linear(embed_dim, embed_dim)
+        # Positive per-head parameters are learned on the log scale.
+        self.log_sharpness = nn.Parameter(torch.full((num_heads,), math.log(sharpness)))
+        self.log_bandwidth = nn.Parameter(torch.full((num_heads,), math.log(bandwidth)))
+        self.log_lookback = nn.Parameter(torch.full((num_heads,), math.log(lookback)))
+        self.log_rate = nn.Parameter(torch.full((num_heads,), math.log(rate)))
+        self.null_value = nn.Parameter(torch.zeros(num_heads, self.head_dim))
+
+    def _log_window_mass(self, query_times: Tensor, key_times: Tensor) -> Tensor:
+        """``log w`` of shape ``(B, H, Q, L)``; 0 for global heads."""
+        b, q_len = query_times.shape
+        l_len = key_times.shape[1]
+        h = self.log_bandwidth.exp()[self.num_heads - self.num_windowed_heads :]
+        r = self.log_lookback.exp()[self.num_heads - self.num_windowed_heads :]
+        lag = (query_times[:, None, :, None] - key_times[:, None, None, :]) / h[:, None, None]
+        upper, lower = lag, lag - (r / h)[:, None, None]
+        # log(Φ(u) − Φ(l)) for u > l, on the tail where the difference does not cancel.
+        flip = lower > 0
+        hi = torch.where(flip, -lower, upper)
+        lo = torch.where(flip, -upper, lower)
+        log_hi, log_lo = torch.special.log_ndtr(hi), torch.special.log_ndtr(lo)
+        log_w = log_hi + torch.log1p(-torch.exp((log_lo - log_hi).clamp(max=-1e-12)))
+        log_w = log_w.clamp(min=_LOG_W_FLOOR)
+        glob = log_w.new_zeros(b, self.num_heads - self.num_windowed_heads, q_len, l_len)
+        return torch.cat([glob, log_w], dim=1)
+
+    def moments(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        query_times: Tensor | None = None,
+        key_times: Tensor | None = None,
+        key_padding_mask: Tensor | None = None,
+        key_timeless: Tensor | None = None,
+    ) -> LevyMoments:
+        """Closed-form moments of every head for every query.
+
+        Parameters
+        ----------
+        query : Tensor
+            ``(B, Q, E)`` query embeddings.
+        key, value : Tensor
+            ``(B, L, E)`` key and value embeddings.
+        query_times, key_times : Tensor, optional
+            ``(B, Q)`` and ``(B, L)`` locations; needed when there are windowed heads.
+        key_padding_mask : Tensor, optional
+            ``(B, L)`` boolean, ``True`` marks padding (the ``torch.nn.MultiheadAttention``
+            convention).
+        key_timeless : Tensor, optional
+            ``(B, L)`` boolean, ``True`` marks keys every head sees in full (``w = 1``), such as
+            learned prior tokens that have no time.
+
+        Returns
+        -------
+        LevyMoments
+        """
+        cos = self._cosine(query, key)
+        beta = self.log_sharpness.exp()[None, :, None, None]
+        logits = beta * cos
+        if self.num_windowed_heads:
+            if query_times is None or key_times is None:
+                raise ValueError("Windowed heads need query_times and key_times.")
+            log_w = self._log_window_mass(query_times.to(cos.dtype), key_times.to(cos.dtype))
+            if key_timeless is not None:
+                log_w = log_w.masked_fill(key_timeless[:, None, None, :], 0.0)
+            logits = logits + log_w
+        pad = _key_padding_bias(key_padding_mask, logits)
+        if pad is not None:
+            logits = logits + pad
+        lse = torch.logsumexp(logits, dim=-1)
+        weights = torch.exp(logits - lse.unsqueeze(-1))
+        values = _split_heads(self.v_proj(value), self.num_heads)
+        mu = weights @ values
+        log_evidence = self.log_rate[None, :, None] + lse - beta[..., 0]
+        evidence = log_evidence.exp()
+        p0 = torch.exp(-evidence)
+        null = self.null_value
+        mean = (1 - p0).unsqueeze(-1) * mu + p0.unsqueeze(-1) * null[None, :, None, :]
+        return LevyMoments(weights, values, mu, log_evidence, evidence, p0, null, mean)
+
+    def _cosine(self, query: Tensor, key: Tensor) -> Tensor:
+        q = F.normalize(_split_heads(self.q_proj(query), self.num_heads), dim=-1)
+        k = F.normalize(_split_heads(self.k_proj(key), self.num_heads), dim=-1)
+        return q @ k.transpose(-1, -2)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        query_times: Tensor | None = None,
+        key_times: Tensor | None = None,
+        key_padding_mask: Tensor | None = None,
+        key_timeless: Tensor | None = None,
+    ) -> Tensor:
+        """Exact expectation ``E[Y]`` with heads concatenated, shape ``(B, Q, E)``.
+
+        Arguments are those of :meth:`moments`.
+        """
+        m = self.moments(
+            query, key, value, query_times, key_times, key_padding_mask, key_timeless
+        )
+        b, _, q_len, _ = m.mean.shape
+        return m.mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
+
+    @torch.no_grad()
+    def sample(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        query_times: Tensor | None = None,
+        key_times: Tensor | None = None,
+        key_padding_mask: Tensor | None = None,
+        key_timeless: Tensor | None = None,
+        *,
+        n_samples: int = 1,
+        generator: torch.Generator | None = None,
+    ) -> Tensor:
+        """Draw outputs from the Poisson construction itself (the definition, no closed form).
+
+        By superposition each key ``j`` receives an independent count
+        ``n_j ~ Poisson(ρ κ_ij w_ij)`` and ``Y_i = Σ_j n_j v_j / Σ_j n_j`` (``v₀`` when every
+        count is zero). Used to verify the closed forms and as the sampler baseline.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+            Number of independent draws.
+        generator : torch.Generator, optional
+            Source of randomness, for reproducible draws.
+
+        Returns
+        -------
+        Tensor
+            ``(n_samples, B, H, Q, d)`` draws of every head's output.
+        """
+        m = self.moments(
+            query, key, value, query_times, key_times, key_padding_mask, key_timeless
+        )
+        # Intensity mass per key: Λ · a_ij = ρ κ_ij w_ij.
+        rates = (m.evidence.unsqueeze(-1) * m.weights).expand(n_samples, *m.weights.shape)
+        counts = torch.poisson(rates, generator=generator)
+        total = counts.sum(-1, keepdim=True)
+        y = (counts @ m.values) / total.clamp(min=1)
+        return torch.where(total > 0, y, m.null_value[None, None, :, None, :].to(y.dtype))
+
+
+def readout_moments(
+    moments: LevyMoments, weight: Tensor, bias: Tensor | None = None
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Exact mean and variance of an affine readout ``u = Σ_h w_hᵀ Y_h + b``.
+
+    ``Var[u] = Σ_h ψ(Λ_h) Σ_j a_j (w_hᵀ(v_j − μ_h))² + p₀(1 − p₀)(w_hᵀ(μ_h − v₀))²``: heads
+    carry independent measures, so their variances add.
+
+    Parameters
+    ----------
+    moments : LevyMoments
+        Output of :meth:`LevyAttention.moments`.
+    weight : Tensor
+        Readout weights per query, shape ``(B, Q, H, d)`` (or broadcastable to it).
+    bias : Tensor, optional
+        Readout bias per query, shape ``(B, Q)``.
+
+    Returns
+    -------
+    mean : Tensor
+        ``E[u]``, shape ``(B, Q)``.
+    variance : Tensor
+        ``Var[u]``, shape ``(B, Q)``.
+    disagreement : Tensor
+        Per-head projected disagreement ``Σ_j a_j (w_hᵀ(v_j − μ_h))²``, shape ``(B, Q, H)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.attention import LevyAttention, readout_moments
+    >>> layer = LevyAttention(8, num_heads=2)
+    >>> x = torch.randn(1, 6, 8)
+    >>> m = layer.moments(x[:, :2], x, x)
+    >>> mean, var, dis = readout_moments(m, torch.randn(1, 2, 2, 4))
+    >>> bool((var >= 0).all())
+    True
+    """
+    w = weight.permute(0, 2, 1, 3)  # (B, H, Q, d)
+    s = torch.einsum("bhqd,bhld->bhql", w, moments.values)
+    centre = (moments.weights * s).sum(-1)  # w_hᵀ μ_h
+    disagreement = (moments.weights * (s - centre.unsqueeze(-1)).pow(2)).sum(-1)
+    null = torch.einsum("bhqd,hd->bhq", w, moments.null_value)
+    p0 = moments.p0
+    head_mean = (1 - p0) * centre + p0 * null
+    head_var = psi(moments.evidence) * disagreement + p0 * (1 - p0) * (centre - null).pow(2)
+    mean = head_mean.sum(1)
+    if bias is not None:
+        mean = mean + bias
+    return mean, head_var.sum(1), disagreement.transpose(1, 2)
+
+
+class SoftmaxAttention(nn.Module):
+    """Standard scaled dot-product multi-head attention: the baseline twin of LevyAttention.
+
+    Same projections and call signature as :class:`LevyAttention` (times are accepted and
+    ignored), with dropout on the attention weights so the twin doubles as the MC-dropout
+    baseline.
+
+    Parameters
+    ----------
+    embed_dim : int
+        Model dimension.
+    num_heads : int, default=4
+        Number of heads.
+    dropout : float, default=0.0
+        Dropout probability on the attention weights.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.attention import SoftmaxAttention
+    >>> layer = SoftmaxAttention(8, num_heads=2)
+    >>> layer(torch.randn(3, 5, 8), torch.randn(3, 7, 8), torch.randn(3, 7, 8)).shape
+    torch.Size([3, 5, 8])
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int = 4, dropout: float = 0.0) -> None:
+        super().__init__()
+        if embed_dim % num_heads:
+            raise ValueError(
+                f"embed_dim={embed_dim} must be divisible by num_heads={num_heads}."
+            )
+        self.embed_dim = embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+        self.k_proj = nn.Linear(embed_dim, embed_dim)
+        self.v_proj = nn.Linear(embed_dim, embed_dim)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        query_times: Tensor | None = None,
+        key_times: Tensor | None = None,
+        key_padding_mask: Tensor | None = None,
+        key_timeless: Tensor | None = None,
+    ) -> Tensor:
+        """Attention output with heads concatenated, shape ``(B, Q, E)``."""
+        q = _split_heads(self.q_proj(query), self.num_heads)
+        k = _split_heads(self.k_proj(key), self.num_heads)
+        v = _split_heads(self.v_proj(value), self.num_heads)
+        bias = _key_padding_bias(key_padding_mask, q)
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=bias, dropout_p=self.dropout if self.training else 0.0
+        )
+        b, _, q_len, _ = out.shape
+        return out.transpose(1, 2).reshape(b, q_len, self.embed_dim)

