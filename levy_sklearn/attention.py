@@ -324,9 +324,7 @@ class LevyAttention(nn.Module):
 
         Arguments are those of :meth:`moments`.
         """
-        m = self.moments(
-            query, key, value, query_times, key_times, key_padding_mask, key_timeless
-        )
+        m = self.moments(query, key, value, query_times, key_times, key_padding_mask, key_timeless)
         b, _, q_len, _ = m.mean.shape
         return m.mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
 
@@ -362,9 +360,7 @@ class LevyAttention(nn.Module):
         Tensor
             ``(n_samples, B, H, Q, d)`` draws of every head's output.
         """
-        m = self.moments(
-            query, key, value, query_times, key_times, key_padding_mask, key_timeless
-        )
+        m = self.moments(query, key, value, query_times, key_times, key_padding_mask, key_timeless)
         # Intensity mass per key: Λ · a_ij = ρ κ_ij w_ij.
         rates = (m.evidence.unsqueeze(-1) * m.weights).expand(n_samples, *m.weights.shape)
         counts = torch.poisson(rates, generator=generator)
@@ -452,9 +448,7 @@ class SoftmaxAttention(nn.Module):
     def __init__(self, embed_dim: int, num_heads: int = 4, dropout: float = 0.0) -> None:
         super().__init__()
         if embed_dim % num_heads:
-            raise ValueError(
-                f"embed_dim={embed_dim} must be divisible by num_heads={num_heads}."
-            )
+            raise ValueError(f"embed_dim={embed_dim} must be divisible by num_heads={num_heads}.")
         self.embed_dim = embed_dim
         self.num_heads = num_heads
         self.dropout = dropout

@@ -73,14 +73,14 @@ def _check_time_as(time_as):
         raise ValueError(f"time_as must be 'timedelta' or 'float', got {time_as!r}.")
 
 
-def _time_level(values, unit, time_as, round_ms=True):
+def _time_level(values, unit, time_as):
     """Build the time level of a panel from float times in ``unit``."""
     values = np.asarray(values, dtype=float)
     if time_as == "float":
         return pd.Index(values, dtype=float)
     td = pd.to_timedelta(values, unit=unit)
     # rounding to ms removes float noise (e.g. 0.57 h -> 34:11.999999999)
-    return td.round("ms") if round_ms else td
+    return td.round("ms")
 
 
 def _rdataset(package, item):
@@ -406,9 +406,11 @@ def load_solar():
 def make_irregular(y, keep=0.5, random_state=None):
     """Subsample a series, frame or panel at random, independently per channel.
 
-    In every channel (column; and every instance of a panel) a random subset
-    of ``round(keep * n_observed)`` observed (non-NaN) values is kept, and at
-    least one observed value is always kept.  Dropped values become NaN and
+    In every channel (column; and every instance of a panel) a uniformly
+    random subset of the ``n_observed`` observed (non-NaN) values is kept.  Its
+    size is ``keep * n_observed`` rounded down or up at random (so that the
+    expected kept fraction is exactly ``keep``), but at least one observed
+    value is always kept.  Dropped values become NaN and
     rows that become entirely NaN are removed, so the result is irregularly
     sampled in time.  Rows that were entirely NaN in the input are left as
     they are.
@@ -465,7 +467,9 @@ def make_irregular(y, keep=0.5, random_state=None):
         order = np.lexsort((rng.random_sample(rows.size), g))
         g_sorted = g[order]
         counts = np.bincount(g, minlength=n_groups)
-        n_keep = np.where(counts > 0, np.maximum(1, np.floor(keep * counts + 0.5)), 0)
+        # unbiased stochastic rounding of keep * counts, at least one kept
+        n_keep = np.floor(keep * counts + rng.random_sample(n_groups))
+        n_keep = np.where(counts > 0, np.maximum(1, n_keep), 0)
         start = np.cumsum(counts) - counts
         rank = np.arange(rows.size) - start[g_sorted]
         kept[rows[order[rank < n_keep[g_sorted]]], j] = True
@@ -611,21 +615,31 @@ def make_irregular_vitals(
         eps = rng.standard_normal((n_patients, length))
 
         th = theta[:, c]
-        a = np.exp(-th[:, None] * np.diff(t, axis=1))
-        innov = scale[:, c, None] * np.sqrt(-np.expm1(-2.0 * th[:, None] * np.diff(t, axis=1)))
-        innov *= z[:, 1:]
-        dev = np.empty((n_patients, length))
-        dev[:, 0] = scale[:, c] * z[:, 0]
-        for k in range(1, length):
-            dev[:, k] = a[:, k - 1] * dev[:, k - 1] + innov[:, k - 1]
+        dt = np.diff(t, axis=1)
+        a = np.exp(-th[:, None] * dt)
+        innov = scale[:, c, None] * np.sqrt(-np.expm1(-2.0 * th[:, None] * dt)) * z[:, 1:]
 
+        # jumps enter the recursion at the first observation at or after them
+        jumps = np.zeros((n_patients, length))
         if max_jumps:
-            sizes = jump_size[:, :, c]
-            for k in range(length):
-                lag = t[:, k, None] - jump_t
-                past = lag >= 0
-                decay = np.exp(-th[:, None] * np.where(past, lag, 0.0))
-                dev[:, k] += np.sum(np.where(past, sizes * decay, 0.0), axis=1)
+            rows = np.arange(n_patients)
+            offset = rows[:, None] * (2.0 * duration + 1.0)
+            has = np.isfinite(jump_t)
+            tau = np.where(has, jump_t, 0.0)
+            pos = np.searchsorted((t + offset).ravel(), (tau + offset).ravel(), side="left")
+            pos = pos.reshape(tau.shape) - rows[:, None] * length
+            hit = has & (pos < n_obs[:, None])
+            t_land = np.take_along_axis(t, np.minimum(pos, length - 1), axis=1)
+            lag = np.maximum(t_land - tau, 0.0)
+            contrib = jump_size[:, :, c] * np.exp(-th[:, None] * lag)
+            np.add.at(
+                jumps, (np.broadcast_to(rows[:, None], pos.shape)[hit], pos[hit]), contrib[hit]
+            )
+
+        dev = np.empty((n_patients, length))
+        dev[:, 0] = scale[:, c] * z[:, 0] + jumps[:, 0]
+        for k in range(1, length):
+            dev[:, k] = a[:, k - 1] * dev[:, k - 1] + innov[:, k - 1] + jumps[:, k]
 
         values = mu[:, c, None] + dev + noise_std[:, None] * eps
         pid_parts.append(np.broadcast_to(np.arange(n_patients)[:, None], t.shape)[valid])
@@ -635,6 +649,8 @@ def make_irregular_vitals(
 
     pid = np.concatenate(pid_parts).astype(np.int64)
     times = np.concatenate(t_parts)
+    if time_as == "timedelta":
+        times = np.rint(times * 3.6e12).astype(np.int64)  # hours -> ns
     vals = np.concatenate(v_parts)
     chan = np.concatenate(c_parts)
     order = np.lexsort((times, pid))
@@ -645,17 +661,17 @@ def make_irregular_vitals(
     data = np.full((int(new_row.sum()), n_channels), np.nan)
     data[row, chan] = vals
 
-    index = pd.MultiIndex.from_arrays(
-        [
-            pd.Index(pid[new_row], dtype=np.int64),
-            _time_level(times[new_row], "h", time_as, round_ms=False),
-        ],
+    time_values, time_codes = np.unique(times[new_row], return_inverse=True)
+    if time_as == "timedelta":
+        time_level = pd.TimedeltaIndex(time_values.view("timedelta64[ns]"))
+    else:
+        time_level = pd.Index(time_values, dtype=float)
+    index = pd.MultiIndex(
+        levels=[pd.Index(np.arange(n_patients), dtype=np.int64), time_level],
+        codes=[pid[new_row], time_codes.ravel()],
         names=["patient", "time"],
     )
     X = pd.DataFrame(data, index=index, columns=[f"ch{c}" for c in range(n_channels)])
-    if time_as == "timedelta":
-        # ns rounding could in principle merge two distinct float times
-        X = X.groupby(level=[0, 1], sort=True).first() if not X.index.is_unique else X
     if return_noise:
         return X, pd.Series(
             noise_std, index=pd.Index(np.arange(n_patients), name="patient"), name="noise_std"

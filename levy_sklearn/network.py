@@ -163,8 +163,9 @@ class LevyNet(nn.Module):
         self.time_encoding = TimeEncoding(d_model)
         self.encoder = nn.ModuleList(
             EncoderBlock(
-                _make_attention(attention, d_model, n_heads, n_windowed_heads, dropout,
-                                **levy_init),
+                _make_attention(
+                    attention, d_model, n_heads, n_windowed_heads, dropout, **levy_init
+                ),
                 d_model,
                 dropout,
             )
@@ -301,8 +302,15 @@ class LevyNet(nn.Module):
         )
         q = self._queries(query_times, query_channels)
         draws = self.cross.sample(
-            q, memory, memory, query_times, key_times, key_padding, key_timeless,
-            n_samples=n_samples, generator=generator,
+            q,
+            memory,
+            memory,
+            query_times,
+            key_times,
+            key_padding,
+            key_timeless,
+            n_samples=n_samples,
+            generator=generator,
         )  # (S, B, H, Q, d)
         weight = self.readout_weight[query_channels]  # (B, Q, H, d)
         return torch.einsum("sbhqd,bqhd->sbq", draws, weight) + self.readout_bias[query_channels]

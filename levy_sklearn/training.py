@@ -22,9 +22,36 @@ from torch import Tensor, nn
 from .adapters import take_tokens
 from .network import LevyNet, LevyNetOutput
 
-__all__ = ["GaussianScore", "LevyNeuralNet", "LOSSES", "fit_levy_net", "make_levy_net", "seeded"]
+__all__ = [
+    "GaussianScore",
+    "LevyNeuralNet",
+    "LOSSES",
+    "NET_PARAMS",
+    "fit_levy_net",
+    "make_levy_net",
+    "seeded",
+]
 
 LOSSES = ("crps", "nll", "mse")
+# The flat hyperparameters both front-ends expose and pass to make_levy_net unchanged.
+NET_PARAMS = (
+    "d_model",
+    "n_heads",
+    "n_windowed_heads",
+    "n_layers",
+    "attention",
+    "dropout",
+    "loss",
+    "lr",
+    "max_epochs",
+    "batch_size",
+    "validation_fraction",
+    "patience",
+    "weight_decay",
+    "device",
+    "random_state",
+    "verbose",
+)
 _SQRT_PI = math.sqrt(math.pi)
 
 
@@ -33,9 +60,7 @@ def gaussian_crps_torch(mean: Tensor, variance: Tensor, y: Tensor) -> Tensor:
     sigma = variance.sqrt()
     z = (y - mean) / sigma
     normal = torch.distributions.Normal(torch.zeros_like(z), torch.ones_like(z))
-    return sigma * (
-        z * (2 * normal.cdf(z) - 1) + 2 * normal.log_prob(z).exp() - 1 / _SQRT_PI
-    )
+    return sigma * (z * (2 * normal.cdf(z) - 1) + 2 * normal.log_prob(z).exp() - 1 / _SQRT_PI)
 
 
 class GaussianScore(nn.Module):
@@ -104,7 +129,7 @@ class LevyNeuralNet(NeuralNet):
             [t.detach().cpu().to(torch.float64).numpy() for t in out]
             for out in self.forward_iter(X, training=False)
         ]
-        mean, var, evidence, disagreement = (np.concatenate(p) for p in zip(*parts))
+        mean, var, evidence, disagreement = (np.concatenate(p) for p in zip(*parts, strict=True))
         scale = self.variance_scale_
         return LevyNetOutput(mean, var * scale, evidence, disagreement * scale)
 
@@ -168,9 +193,7 @@ def make_levy_net(
     if validation_fraction > 0:
         split = ValidSplit(validation_fraction, random_state=random_state)
         if patience is not None:
-            callbacks.append(
-                ("early_stopping", EarlyStopping(patience=patience, load_best=True))
-            )
+            callbacks.append(("early_stopping", EarlyStopping(patience=patience, load_best=True)))
     return LevyNeuralNet(
         module=LevyNet,
         module__n_channels=n_channels,
