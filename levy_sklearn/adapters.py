@@ -15,9 +15,12 @@ A missing value is an absent token (``mask`` False), never an imputed one.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 __all__ = ["TOKEN_KEYS", "tokens_from_rows", "tokens_from_events", "take_tokens"]
 
@@ -156,3 +159,373 @@ def take_tokens(tokens: dict[str, np.ndarray], index: np.ndarray) -> dict[str, n
     (2, 2)
     """
     return {key: value[index] for key, value in tokens.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Series windows: continuous-time windowing of (irregular) series into observation tokens.
+#
+# A series is a pandas index (datetime, timedelta, period or integer) and a (T, C) value array
+# whose NaN cells are unobserved. Time becomes a float in "time units" (a characteristic
+# spacing fitted once, e.g. the median spacing), and every window is expressed relative to its
+# own cutoff (cutoff = 0, history negative, targets positive), so time encodings generalise
+# across windows and series. Values are instance-normalised by the window's own context.
+# ---------------------------------------------------------------------------------------------
+
+__all__ += [
+    "NORMALIZATIONS",
+    "SeriesWindows",
+    "index_kind",
+    "index_to_time",
+    "median_spacing",
+    "series_windows",
+    "span_in_units",
+]
+
+NORMALIZATIONS = ("mean", "trend", "none")
+# Contexts thinner than these fall back to a simpler normalisation (a std from one token, or a
+# slope from two, is noise).
+_MIN_TOKENS_SCALE = 2
+_MIN_TOKENS_TREND = 3
+
+
+def index_kind(index: pd.Index) -> str:
+    """Which kind of time a series index carries: ``"datetime"``, ``"timedelta"``,
+    ``"period[<freq>]"`` or ``"numeric"``.
+
+    Datetime and timedelta indexes share a time unit (a ``pd.Timedelta``); a period index is
+    measured in periods of its frequency; a numeric index in its own units.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn.adapters import index_kind
+    >>> index_kind(pd.date_range("2020", periods=3)), index_kind(pd.RangeIndex(3))
+    ('datetime', 'numeric')
+    >>> index_kind(pd.period_range("2020-01", periods=3, freq="M"))
+    'period[M]'
+    """
+    if isinstance(index, pd.DatetimeIndex):
+        return "datetime"
+    if isinstance(index, pd.TimedeltaIndex):
+        return "timedelta"
+    if isinstance(index, pd.PeriodIndex):
+        return f"period[{index.freqstr}]"
+    if pd.api.types.is_numeric_dtype(index.dtype) and not pd.api.types.is_bool_dtype(index):
+        return "numeric"
+    raise TypeError(
+        f"Cannot read time from an index of type {type(index).__name__} ({index.dtype}); use a "
+        "DatetimeIndex, TimedeltaIndex, PeriodIndex or an integer index."
+    )
+
+
+def _raw_time(index: pd.Index) -> np.ndarray:
+    """Float time in the index's native unit: seconds for datetime/timedelta, periods for a
+    period index (their ordinals), the values themselves for a numeric index."""
+    if isinstance(index, pd.DatetimeIndex):
+        if index.tz is not None:
+            index = index.tz_convert("UTC").tz_localize(None)
+        return np.asarray((index - pd.Timestamp(0)) / pd.Timedelta(1, "s"), dtype=np.float64)
+    if isinstance(index, pd.TimedeltaIndex):
+        return np.asarray(index / pd.Timedelta(1, "s"), dtype=np.float64)
+    if isinstance(index, pd.PeriodIndex):
+        return index.asi8.astype(np.float64)
+    return np.asarray(index, dtype=np.float64)
+
+
+def _unit_seconds_or_value(unit: pd.Timedelta | float) -> float:
+    return unit / pd.Timedelta(1, "s") if isinstance(unit, pd.Timedelta) else float(unit)
+
+
+def median_spacing(indexes: Sequence[pd.Index]) -> pd.Timedelta | float:
+    """Median positive spacing between consecutive time points, pooled over series.
+
+    The characteristic time unit of a collection of series: a ``pd.Timedelta`` for datetime
+    and timedelta indexes, a float otherwise (periods for a period index). ``1`` (one second,
+    one period, one index unit) when no series has two distinct time points.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn.adapters import median_spacing
+    >>> idx = pd.DatetimeIndex(["2020-01-01 00:00", "2020-01-01 01:00", "2020-01-01 03:00",
+    ...                         "2020-01-01 04:00"])
+    >>> median_spacing([idx])
+    Timedelta('0 days 01:00:00')
+    >>> median_spacing([pd.Index([0, 2, 4, 5])])
+    2.0
+    """
+    gaps = [np.diff(np.sort(_raw_time(ix))) for ix in indexes if len(ix) > 1]
+    gaps = np.concatenate(gaps) if gaps else np.array([])
+    gaps = gaps[gaps > 0]
+    spacing = float(np.median(gaps)) if gaps.size else 1.0
+    kinds = {index_kind(ix) for ix in indexes}
+    if kinds & {"datetime", "timedelta"}:
+        return pd.Timedelta(seconds=spacing)
+    return spacing
+
+
+def index_to_time(index: pd.Index, unit: pd.Timedelta | float) -> np.ndarray:
+    """Float times of ``index`` in multiples of ``unit`` (see :func:`median_spacing`).
+
+    Only differences of these times carry meaning (the origin is the Unix epoch for datetimes,
+    zero otherwise); windows subtract their cutoff.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn.adapters import index_to_time
+    >>> idx = pd.DatetimeIndex(["2020-01-01 00:00", "2020-01-01 06:00", "2020-01-02 00:00"])
+    >>> t = index_to_time(idx, pd.Timedelta(hours=6))
+    >>> (t - t[0]).tolist()
+    [0.0, 1.0, 4.0]
+    """
+    return _raw_time(index) / _unit_seconds_or_value(unit)
+
+
+def span_in_units(
+    span: float | str | pd.Timedelta, unit: pd.Timedelta | float, name: str = "span"
+) -> float:
+    """A time span in time units: a number is already a count of units; a ``pd.Timedelta``
+    (or a string pandas reads as one, e.g. ``"36h"``) is divided by a ``pd.Timedelta`` unit.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn.adapters import span_in_units
+    >>> span_in_units(24, pd.Timedelta(hours=1)), span_in_units("2D", pd.Timedelta(hours=1))
+    (24.0, 48.0)
+    """
+    if isinstance(span, str | pd.Timedelta | np.timedelta64):
+        try:
+            delta = pd.Timedelta(span)
+        except ValueError as err:
+            raise ValueError(f"{name}={span!r} is not a time span pandas can read.") from err
+        if not isinstance(unit, pd.Timedelta):
+            raise ValueError(
+                f"{name}={span!r} is a time span, but the series' index has no time unit (it "
+                "is a period or integer index); give it as a number of time steps instead."
+            )
+        value = delta / unit
+    elif isinstance(span, numbers.Real) and not isinstance(span, bool):
+        value = float(span)
+    else:
+        raise TypeError(
+            f"{name}={span!r} must be a positive number of time steps or a time span such as "
+            "pd.Timedelta('2D') or '36h'."
+        )
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}={span!r} must be positive.")
+    return float(value)
+
+
+class SeriesWindows(NamedTuple):
+    """Windows cut from series, ready for :class:`~levy_sklearn.network.LevyNet`.
+
+    ``n`` windows, ``Q`` queries per window (padded). Values are in the window's normalised
+    units: ``value = query_loc + query_scale · normalised`` maps predictions back (variances by
+    the square of ``query_scale``).
+
+    Attributes
+    ----------
+    tokens : dict of ndarray
+        Token arrays (see the module docstring); times relative to each window's cutoff.
+    targets : ndarray of shape (n, Q)
+        Normalised observed values at the queries; ``NaN`` where unobserved or padding.
+    query_loc, query_scale : ndarray of shape (n, Q)
+        The window's instance normalisation at each query (``0`` and ``1`` on padding).
+    query_valid : ndarray of shape (n, Q)
+        ``True`` for real queries, ``False`` for padding.
+    series : ndarray of shape (n,)
+        Which input series each window was cut from.
+    cutoffs : ndarray of shape (n,)
+        Absolute cutoff time of each window.
+    n_context : ndarray of shape (n,)
+        Number of tokens in each window's context.
+    """
+
+    tokens: dict[str, np.ndarray]
+    targets: np.ndarray
+    query_loc: np.ndarray
+    query_scale: np.ndarray
+    query_valid: np.ndarray
+    series: np.ndarray
+    cutoffs: np.ndarray
+    n_context: np.ndarray
+
+
+def _window_normalisation(
+    t: np.ndarray, c: np.ndarray, v: np.ndarray, n_channels: int, mode: str, min_scale: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-channel ``(level, slope, scale)`` of one context: ``loc(τ) = level + slope·τ``."""
+    level = np.zeros(n_channels)
+    slope = np.zeros(n_channels)
+    scale = np.ones(n_channels)
+    if mode == "none":
+        return level, slope, scale
+    for ch in range(n_channels):
+        sel = c == ch
+        n = int(sel.sum())
+        if n == 0:
+            continue
+        tc, vc = t[sel], v[sel]
+        if mode == "trend" and n >= _MIN_TOKENS_TREND and np.ptp(tc) > 0:
+            # Least-squares line through the context, anchored at the cutoff (τ = 0).
+            tm = tc.mean()
+            slope[ch] = np.sum((tc - tm) * (vc - vc.mean())) / np.sum((tc - tm) ** 2)
+            level[ch] = vc.mean() - slope[ch] * tm
+            resid = vc - level[ch] - slope[ch] * tc
+        else:
+            level[ch] = vc.mean()
+            resid = vc - level[ch]
+        if n >= _MIN_TOKENS_SCALE:
+            # The floor keeps a flat context from blowing normalised targets up.
+            scale[ch] = np.sqrt(np.mean(resid**2) + min_scale**2)
+    return level, slope, scale
+
+
+def series_windows(
+    times: Sequence[np.ndarray],
+    values: Sequence[np.ndarray],
+    cutoffs: Sequence[np.ndarray],
+    *,
+    context_length: float,
+    horizon: float | None = None,
+    query_times: Sequence[np.ndarray] | None = None,
+    target_end: Sequence[float] | None = None,
+    normalization: str = "mean",
+    max_tokens: int | None = None,
+    max_queries: int | None = None,
+    min_scale: float = 0.05,
+) -> SeriesWindows:
+    """Cut continuous-time windows from series and turn them into tokens and queries.
+
+    For every series ``i`` and every cutoff ``c`` in ``cutoffs[i]``, the context is every
+    observed cell with time in ``(c − context_length, c]`` (one token per non-NaN cell,
+    channel = column; a NaN is no token), with times made relative to ``c``. The queries are
+    either the observed rows in ``(c, c + horizon]`` (training: targets are their values,
+    ``NaN`` for unobserved channels) or the given relative ``query_times`` (prediction:
+    targets ``NaN``), each asked for every channel. Both context and targets are normalised by
+    the context's own statistics per channel (instance normalisation, as in RevIN/PatchTST):
+    ``"mean"`` subtracts the context mean and divides by its spread, ``"trend"`` subtracts the
+    context's least-squares line instead (so a trend extrapolates), ``"none"`` leaves values
+    alone. Channels with too few context tokens fall back to the mean (``< 3`` tokens for the
+    trend) or to unit scale (``< 2`` tokens).
+
+    Parameters
+    ----------
+    times : sequence of ndarray of shape (T_i,)
+        Increasing time of each row of each series, in time units.
+    values : sequence of ndarray of shape (T_i, C)
+        Values (``NaN`` = unobserved); every series has the same ``C`` channels.
+    cutoffs : sequence of ndarray
+        Absolute cutoff times of the windows to cut from each series.
+    context_length : float
+        Look-back span in time units.
+    horizon : float, optional
+        Target span for training windows; give either this or ``query_times``.
+    query_times : sequence of ndarray, optional
+        Relative times to predict at, one array per series (shared by its windows).
+    target_end : sequence of float, optional
+        Per series, targets later than this absolute time are hidden (``NaN``): used to keep
+        a calibration period out of training.
+    normalization : {"mean", "trend", "none"}, default="mean"
+        Instance normalisation of each window.
+    max_tokens : int, optional
+        Keep at most this many context tokens per window, the latest.
+    max_queries : int, optional
+        Keep at most this many target rows per training window (evenly spaced).
+    min_scale : float, default=0.05
+        Added in quadrature to each context spread.
+
+    Returns
+    -------
+    SeriesWindows
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.adapters import series_windows
+    >>> t = np.arange(6.0)
+    >>> v = np.array([[1.0], [2.0], [np.nan], [4.0], [5.0], [6.0]])
+    >>> w = series_windows([t], [v], [np.array([3.0])], context_length=3, horizon=2)
+    >>> w.tokens["times"].tolist(), w.tokens["mask"].tolist()
+    ([[-2.0, 0.0]], [[True, True]])
+    >>> w.tokens["query_times"].tolist()
+    [[1.0, 2.0]]
+    >>> np.round(w.targets * w.query_scale + w.query_loc, 6).tolist()  # back to values
+    [[5.0, 6.0]]
+    >>> p = series_windows([t], [v], [np.array([5.0])], context_length=4,
+    ...                    query_times=[np.array([0.5, 10.0])], normalization="trend")
+    >>> p.tokens["query_times"].tolist(), np.round(p.query_loc, 6).tolist()  # the trend line
+    ([[0.5, 10.0]], [[6.5, 16.0]])
+    """
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"normalization={normalization!r} must be one of {NORMALIZATIONS}.")
+    if (horizon is None) == (query_times is None):
+        raise ValueError("Give exactly one of horizon (training) and query_times (prediction).")
+    n_channels = int(np.shape(values[0])[1]) if len(values) else 1
+    events, q_rel, q_chan, q_target, q_loc, q_scale = [], [], [], [], [], []
+    series_id, window_cut, n_context = [], [], []
+    for i, (t_i, v_i) in enumerate(zip(times, values, strict=True)):
+        t_i = np.asarray(t_i, dtype=np.float64)
+        v_i = np.asarray(v_i, dtype=np.float64).reshape(len(t_i), n_channels)
+        end = np.inf if target_end is None else float(target_end[i])
+        for c in np.asarray(cutoffs[i], dtype=np.float64):
+            lo = np.searchsorted(t_i, c - context_length, side="right")
+            hi = np.searchsorted(t_i, c, side="right")
+            ctx = v_i[lo:hi]
+            rows, chans = np.nonzero(np.isfinite(ctx))
+            tt = t_i[lo:hi][rows] - c
+            vv = ctx[rows, chans]
+            if max_tokens is not None and tt.size > max_tokens:
+                keep = np.argsort(tt, kind="stable")[-max_tokens:]
+                tt, chans, vv = tt[keep], chans[keep], vv[keep]
+            level, slope, scale = _window_normalisation(
+                tt, chans, vv, n_channels, normalization, min_scale
+            )
+            vv = (vv - level[chans] - slope[chans] * tt) / scale[chans]
+            if horizon is not None:
+                t_hi = np.searchsorted(t_i, c + horizon, side="right")
+                rel = t_i[hi:t_hi] - c
+                tgt = v_i[hi:t_hi].copy()
+                tgt[t_i[hi:t_hi] > end] = np.nan
+                if max_queries is not None and rel.size > max_queries:
+                    pick = np.unique(np.linspace(0, rel.size - 1, max_queries).round().astype(int))
+                    rel, tgt = rel[pick], tgt[pick]
+            else:
+                rel = np.asarray(query_times[i], dtype=np.float64)
+                tgt = np.full((rel.size, n_channels), np.nan)
+            rel_q = np.repeat(rel, n_channels)
+            chan_q = np.tile(np.arange(n_channels), rel.size)
+            loc_q = level[chan_q] + slope[chan_q] * rel_q
+            scale_q = scale[chan_q]
+            events.append((tt, chans, vv))
+            q_rel.append(rel_q)
+            q_chan.append(chan_q)
+            q_target.append((tgt.ravel() - loc_q) / scale_q)
+            q_loc.append(loc_q)
+            q_scale.append(scale_q)
+            series_id.append(i)
+            window_cut.append(c)
+            n_context.append(tt.size)
+    n = len(events)
+    width = max([1, *(q.size for q in q_rel)])
+
+    def pad(parts: list[np.ndarray], fill: float, dtype: type) -> np.ndarray:
+        out = np.full((n, width), fill, dtype=dtype)
+        for row, part in enumerate(parts):
+            out[row, : part.size] = part
+        return out
+
+    valid = pad([np.ones(q.size, bool) for q in q_rel], False, bool)
+    tokens = tokens_from_events(events, pad(q_rel, 0.0, np.float64), pad(q_chan, 0, np.int64))
+    return SeriesWindows(
+        tokens=tokens,
+        targets=pad(q_target, np.nan, np.float64),
+        query_loc=pad(q_loc, 0.0, np.float64),
+        query_scale=pad(q_scale, 1.0, np.float64),
+        query_valid=valid,
+        series=np.asarray(series_id, dtype=np.int64),
+        cutoffs=np.asarray(window_cut, dtype=np.float64),
+        n_context=np.asarray(n_context, dtype=np.int64),
+    )

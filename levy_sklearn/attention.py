@@ -27,24 +27,29 @@ _EULER_GAMMA = 0.5772156649015329
 # series is optimally accurate (31!/40^31 ≈ 2e-16) after 30 terms.
 _PSI_SWITCH = 40.0
 _K_SERIES = torch.arange(1, 121, dtype=torch.float64)
+_LOG_SERIES_DENOM = torch.lgamma(_K_SERIES + 1) + _K_SERIES.log()  # log(k · k!)
 _K_ASYMPT = torch.arange(0, 31, dtype=torch.float64)
+_LGAMMA_ASYMPT = torch.lgamma(_K_ASYMPT + 1)  # log k!
+_LGAMMA_ASYMPT_GRAD = torch.lgamma(_K_ASYMPT + 2)  # log (k + 1)!
+_SQRT_HALF = math.sqrt(0.5)
 # Logit given to padded keys: finite, so a query whose keys are all padded still gets finite
 # weights (and Λ = 0 exactly) instead of the NaN of softmax over −inf.
 _PAD_LOGIT = -1e5
-# Floor on log w: a key far outside a windowed head's look-back keeps a tiny, finite weight.
-_LOG_W_FLOOR = -1e3
+_EXP_CUTOFF = -80.0
 
 
 def _psi_value(lam: Tensor) -> Tensor:
     """ψ by series: Σ_k Λ^k/(k·k!) e^{−Λ} below the switch, Σ_k k!/Λ^{k+1} above it."""
-    k = _K_SERIES.to(lam.dtype).to(lam.device)
+    k = _K_SERIES.to(lam)
     small = lam.clamp(min=torch.finfo(lam.dtype).tiny, max=_PSI_SWITCH).unsqueeze(-1)
-    log_terms = k * small.log() - torch.lgamma(k + 1) - k.log()
-    psi_small = torch.exp(torch.logsumexp(log_terms, dim=-1) - small.squeeze(-1))
+    log_terms = k * small.log() - _LOG_SERIES_DENOM.to(lam)
+    # logsumexp by hand, so that terms negligible against the largest skip the slow exp path.
+    top = log_terms.amax(-1, keepdim=True)
+    log_sum = (top + _exp_or_zero(log_terms - top).sum(-1, keepdim=True).log()).squeeze(-1)
+    psi_small = torch.exp(log_sum - small.squeeze(-1))
     # e^{−Λ}(γ + ln Λ) is below 1e-16 relative to ψ above the switch, so it is dropped.
-    kk = _K_ASYMPT.to(lam.dtype).to(lam.device)
     large = lam.clamp(min=_PSI_SWITCH).unsqueeze(-1)
-    psi_large = torch.exp(torch.lgamma(kk + 1) - (kk + 1) * large.log()).sum(-1)
+    psi_large = torch.exp(_LGAMMA_ASYMPT.to(lam) - (_K_ASYMPT.to(lam) + 1) * large.log()).sum(-1)
     out = torch.where(lam > _PSI_SWITCH, psi_large, psi_small)
     return torch.where(lam > 0, out, torch.zeros_like(out))
 
@@ -59,10 +64,14 @@ class _Psi(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: Tensor) -> Tensor:
         lam, out = ctx.saved_tensors
-        # ψ'(Λ) = (1 − e^{−Λ})/Λ − ψ(Λ); the first term → 1 as Λ → 0.
+        # ψ'(Λ) = (1 − e^{−Λ})/Λ − ψ(Λ); the first term → 1 as Λ → 0. Above the switch the
+        # two terms cancel to ~1/Λ², so there ψ' = −Σ_k (k+1)!/Λ^{k+2} is summed directly.
         safe = lam.clamp(min=torch.finfo(lam.dtype).tiny)
         first = torch.where(lam > 1e-12, -torch.expm1(-safe) / safe, 1.0 - lam / 2)
-        return grad * (first - out)
+        large = lam.clamp(min=_PSI_SWITCH).unsqueeze(-1)
+        log_terms = _LGAMMA_ASYMPT_GRAD.to(lam) - (_K_ASYMPT.to(lam) + 2) * large.log()
+        tail = -torch.exp(log_terms).sum(-1)
+        return grad * torch.where(lam > _PSI_SWITCH, tail, first - out)
 
 
 def psi(lam: Tensor) -> Tensor:
@@ -146,6 +155,21 @@ class LevyMoments(NamedTuple):
 def _split_heads(x: Tensor, num_heads: int) -> Tensor:
     b, n, _ = x.shape
     return x.view(b, n, num_heads, -1).transpose(1, 2)
+
+
+def _exp_or_zero(x: Tensor) -> Tensor:
+    """``exp(x)``, exactly 0 below ``exp(−80)``.
+
+    Padded and out-of-window keys have logits far below the row maximum; exp of such inputs
+    takes a slow subnormal path on CPUs (~15× slower). Their weights are below 1e-34 of the
+    largest one, so zeroing them changes no result.
+    """
+    return torch.where(x > _EXP_CUTOFF, torch.exp(x.clamp(min=_EXP_CUTOFF)), 0.0)
+
+
+def _norm(x: Tensor) -> Tensor:
+    """Euclidean norm over the last axis, kept, floored like ``F.normalize``."""
+    return torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp(min=1e-12)
 
 
 def _key_padding_bias(key_padding_mask: Tensor | None, like: Tensor) -> Tensor | None:
@@ -240,13 +264,19 @@ class LevyAttention(nn.Module):
         r = self.log_lookback.exp()[self.num_heads - self.num_windowed_heads :]
         lag = (query_times[:, None, :, None] - key_times[:, None, None, :]) / h[:, None, None]
         upper, lower = lag, lag - (r / h)[:, None, None]
-        # log(Φ(u) − Φ(l)) for u > l, on the tail where the difference does not cancel.
-        flip = lower > 0
-        hi = torch.where(flip, -lower, upper)
-        lo = torch.where(flip, -upper, lower)
-        log_hi, log_lo = torch.special.log_ndtr(hi), torch.special.log_ndtr(lo)
-        log_w = log_hi + torch.log1p(-torch.exp((log_lo - log_hi).clamp(max=-1e-12)))
-        log_w = log_w.clamp(min=_LOG_W_FLOOR)
+        # Φ(u) − Φ(l) for u > l, on the tail where the difference does not cancel: with
+        # s = −1 it is (erfc(−u/√2) − erfc(−l/√2))/2, with s = +1 (both arguments past the
+        # window) (erfc(l/√2) − erfc(u/√2))/2. erfc is ~4× cheaper here than log_ndtr, the
+        # cost that dominated the decoder; w below the smallest normal number is floored,
+        # which changes weights only where Λ ≈ 0 already makes them irrelevant.
+        sign = torch.where(lower > 0, 1.0, -1.0).to(lag.dtype)
+        # Arguments are clipped where erfc nears the smallest normal number (its subnormal
+        # path is slow); this moves w by less than 1e-31 absolute.
+        clip = math.sqrt(-math.log(torch.finfo(lag.dtype).tiny)) - 1.0
+        far_lo = (sign * lower * _SQRT_HALF).clamp(-clip, clip)
+        far_hi = (sign * upper * _SQRT_HALF).clamp(-clip, clip)
+        w = 0.5 * sign * (torch.erfc(far_lo) - torch.erfc(far_hi))
+        log_w = torch.log(w.clamp(min=torch.finfo(w.dtype).tiny))
         glob = log_w.new_zeros(b, self.num_heads - self.num_windowed_heads, q_len, l_len)
         return torch.cat([glob, log_w], dim=1)
 
@@ -281,34 +311,60 @@ class LevyAttention(nn.Module):
         -------
         LevyMoments
         """
-        cos = self._cosine(query, key)
-        beta = self.log_sharpness.exp()[None, :, None, None]
-        logits = beta * cos
-        if self.num_windowed_heads:
-            if query_times is None or key_times is None:
-                raise ValueError("Windowed heads need query_times and key_times.")
-            log_w = self._log_window_mass(query_times.to(cos.dtype), key_times.to(cos.dtype))
-            if key_timeless is not None:
-                log_w = log_w.masked_fill(key_timeless[:, None, None, :], 0.0)
-            logits = logits + log_w
-        pad = _key_padding_bias(key_padding_mask, logits)
-        if pad is not None:
-            logits = logits + pad
-        lse = torch.logsumexp(logits, dim=-1)
-        weights = torch.exp(logits - lse.unsqueeze(-1))
-        values = _split_heads(self.v_proj(value), self.num_heads)
+        logits, values, beta = self._logits(
+            query, key, value, query_times, key_times, key_padding_mask, key_timeless
+        )
+        # Softmax and its log-normaliser from one exp pass (torch.logsumexp would take a second).
+        top = logits.amax(-1, keepdim=True)
+        unnormalised = _exp_or_zero(logits - top)
+        total = unnormalised.sum(-1, keepdim=True)
+        weights = unnormalised / total
+        lse = (top + total.log()).squeeze(-1)
         mu = weights @ values
-        log_evidence = self.log_rate[None, :, None] + lse - beta[..., 0]
+        log_evidence = self.log_rate[None, :, None] + lse - beta[..., 0]  # log ρ Σ κ w
         evidence = log_evidence.exp()
         p0 = torch.exp(-evidence)
         null = self.null_value
         mean = (1 - p0).unsqueeze(-1) * mu + p0.unsqueeze(-1) * null[None, :, None, :]
         return LevyMoments(weights, values, mu, log_evidence, evidence, p0, null, mean)
 
-    def _cosine(self, query: Tensor, key: Tensor) -> Tensor:
-        q = F.normalize(_split_heads(self.q_proj(query), self.num_heads), dim=-1)
-        k = F.normalize(_split_heads(self.k_proj(key), self.num_heads), dim=-1)
-        return q @ k.transpose(-1, -2)
+    def _bias(
+        self, query_times, key_times, key_padding_mask, key_timeless, like: Tensor
+    ) -> Tensor | None:
+        """``log w`` plus padding as an additive logit bias broadcastable to ``(B, H, Q, L)``."""
+        bias = _key_padding_bias(key_padding_mask, like)
+        if not self.num_windowed_heads:
+            return bias
+        if query_times is None or key_times is None:
+            raise ValueError(
+                "LevyAttention has windowed heads, which need query_times and key_times; "
+                "pass both or set num_windowed_heads=0."
+            )
+        log_w = self._log_window_mass(query_times.to(like.dtype), key_times.to(like.dtype))
+        if key_timeless is not None:
+            log_w = log_w.masked_fill(key_timeless[:, None, None, :], 0.0)
+        return log_w if bias is None else log_w + bias
+
+    def _project(self, query, key, value) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Unit-norm per-head queries scaled by β, unit-norm keys, values, and β."""
+        beta = self.log_sharpness.exp()[None, :, None, None]
+        q = _split_heads(self.q_proj(query), self.num_heads)
+        k = _split_heads(self.k_proj(key), self.num_heads)
+        return (
+            q * (beta / _norm(q)),
+            k / _norm(k),
+            _split_heads(self.v_proj(value), self.num_heads),
+            beta,
+        )
+
+    def _logits(
+        self, query, key, value, query_times, key_times, key_padding_mask, key_timeless
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """``β cos + log w`` (padding at a huge negative value) ``(B, H, Q, L)``, values, β."""
+        q, k, v, beta = self._project(query, key, value)
+        logits = q @ k.transpose(-1, -2)
+        bias = self._bias(query_times, key_times, key_padding_mask, key_timeless, logits)
+        return (logits if bias is None else logits + bias), v, beta
 
     def forward(
         self,
@@ -322,11 +378,57 @@ class LevyAttention(nn.Module):
     ) -> Tensor:
         """Exact expectation ``E[Y]`` with heads concatenated, shape ``(B, Q, E)``.
 
-        Arguments are those of :meth:`moments`.
+        Arguments are those of :meth:`moments`; the result equals its ``mean``, computed by
+        one fused attention kernel without materialising the weights.
         """
-        m = self.moments(query, key, value, query_times, key_times, key_padding_mask, key_timeless)
-        b, _, q_len, _ = m.mean.shape
-        return m.mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
+        # Buffers are laid out (B, L, H, d) like the projections, so filling them never
+        # transposes; the kernel takes the (B, H, L, d) views as they are.
+        b, q_len, _ = query.shape
+        l_len, h, d = key.shape[1], self.num_heads, self.head_dim
+        beta = self.log_sharpness.exp()
+        q = self.q_proj(query).view(b, q_len, h, d)
+        k = self.k_proj(key).view(b, l_len, h, d)
+        v = self.v_proj(value).view(b, l_len, h, d)
+        bias = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
+        # Fused softmax attention never exposes its normaliser, but Λ needs it. A sentinel key
+        # with logit β (zero key vector, bias β) and two extra value channels recovers it
+        # exactly: channel d sums the real keys' weights (1 − a_s), channel d + 1 is the
+        # sentinel's weight a_s, so Σ_j κ_ij w_ij = (1 − a_s)/a_s with no cancellation.
+        # Queries and keys get two zero dimensions (the kernel needs equal head sizes). Each
+        # elementwise pass over the buffers costs about as much as the kernel itself on a CPU,
+        # so every entry is written once.
+        q_ext = q.new_empty(b, q_len, h, d + 2)
+        q_ext[..., :d] = q * (beta[:, None] / _norm(q))
+        q_ext[..., d:] = 0.0
+        k_ext = k.new_empty(b, l_len + 1, h, d + 2)
+        k_ext[:, :l_len, :, :d] = k / _norm(k)
+        k_ext[:, :l_len, :, d:] = 0.0
+        k_ext[:, l_len] = 0.0
+        v_ext = v.new_empty(b, l_len + 1, h, d + 2)
+        v_ext[:, :l_len, :, :d] = v
+        v_ext[:, :l_len, :, d] = 1.0
+        v_ext[:, :l_len, :, d + 1] = 0.0
+        v_ext[:, l_len, :, : d + 1] = 0.0
+        v_ext[:, l_len, :, d + 1] = 1.0
+        if bias is None:
+            bias = q.new_zeros(1, 1, 1, l_len)
+        rows, cols = bias.shape[0], bias.shape[2]
+        bias_ext = q.new_empty(rows, h, cols, l_len + 1)
+        bias_ext[..., :l_len] = bias
+        bias_ext[..., l_len:] = beta[:, None, None]
+        out = F.scaled_dot_product_attention(
+            q_ext.transpose(1, 2),
+            k_ext.transpose(1, 2),
+            v_ext.transpose(1, 2),
+            attn_mask=bias_ext,
+            scale=1.0,
+        ).transpose(1, 2)  # (B, Q, H, d + 2)
+        real, sentinel = out[..., d : d + 1], out[..., d + 1 :]
+        p0 = torch.exp(-self.log_rate.exp()[:, None] * real / sentinel)
+        # (1 − p₀) μ + p₀ v₀ with μ = out / real, folded into one pass over the output.
+        scale = (1 - p0) / real.clamp(min=torch.finfo(q.dtype).tiny)
+        mean = out[..., :d] * scale + p0 * self.null_value
+        return mean.reshape(b, q_len, self.embed_dim)
 
     @torch.no_grad()
     def sample(
@@ -360,13 +462,16 @@ class LevyAttention(nn.Module):
         Tensor
             ``(n_samples, B, H, Q, d)`` draws of every head's output.
         """
-        m = self.moments(query, key, value, query_times, key_times, key_padding_mask, key_timeless)
-        # Intensity mass per key: Λ · a_ij = ρ κ_ij w_ij.
-        rates = (m.evidence.unsqueeze(-1) * m.weights).expand(n_samples, *m.weights.shape)
-        counts = torch.poisson(rates, generator=generator)
+        logits, values, beta = self._logits(
+            query, key, value, query_times, key_times, key_padding_mask, key_timeless
+        )
+        # Intensity mass of each key, straight from the definition: ρ κ_ij w_ij.
+        rates = _exp_or_zero(self.log_rate[None, :, None, None] + logits - beta)
+        counts = torch.poisson(rates.expand(n_samples, *rates.shape), generator=generator)
         total = counts.sum(-1, keepdim=True)
-        y = (counts @ m.values) / total.clamp(min=1)
-        return torch.where(total > 0, y, m.null_value[None, None, :, None, :].to(y.dtype))
+        y = (counts @ values) / total.clamp(min=1)
+        null = self.null_value[None, None, :, None, :].to(y.dtype)
+        return torch.where(total > 0, y, null)
 
 
 def readout_moments(

@@ -108,7 +108,8 @@ class LevyNet(nn.Module):
     n_heads : int, default=4
         Attention heads per layer.
     n_windowed_heads : int, default=0
-        Of those, heads with a learned soft look-back window (the rest are global).
+        Heads of the output (decoder) layer with a learned soft look-back window ending at the
+        query time; the rest, and every encoder head, are global.
     n_layers : int, default=1
         Encoder blocks.
     attention : {"levy", "softmax"}, default="levy"
@@ -163,9 +164,9 @@ class LevyNet(nn.Module):
         self.time_encoding = TimeEncoding(d_model)
         self.encoder = nn.ModuleList(
             EncoderBlock(
-                _make_attention(
-                    attention, d_model, n_heads, n_windowed_heads, dropout, **levy_init
-                ),
+                # Encoder heads are global: a windowed head's mass is a special function per
+                # (query, key) pair, too costly on L × L; recency windows act in the decoder.
+                _make_attention(attention, d_model, n_heads, 0, dropout, **levy_init),
                 d_model,
                 dropout,
             )

