@@ -167,6 +167,14 @@ def _exp_or_zero(x: Tensor) -> Tensor:
     return torch.where(x > _EXP_CUTOFF, torch.exp(x.clamp(min=_EXP_CUTOFF)), 0.0)
 
 
+def _scaled_into(x: Tensor, scale: Tensor, out: Tensor) -> None:
+    """``out[...] = x * scale``; without autograd, in one pass instead of two."""
+    if torch.is_grad_enabled() and (x.requires_grad or scale.requires_grad):
+        out.copy_(x * scale)
+    else:
+        torch.mul(x, scale, out=out)
+
+
 def _norm(x: Tensor) -> Tensor:
     """Euclidean norm over the last axis, kept, floored like ``F.normalize``."""
     return torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp(min=1e-12)
@@ -398,10 +406,10 @@ class LevyAttention(nn.Module):
         # elementwise pass over the buffers costs about as much as the kernel itself on a CPU,
         # so every entry is written once.
         q_ext = q.new_empty(b, q_len, h, d + 2)
-        q_ext[..., :d] = q * (beta[:, None] / _norm(q))
-        q_ext[..., d:] = 0.0
         k_ext = k.new_empty(b, l_len + 1, h, d + 2)
-        k_ext[:, :l_len, :, :d] = k / _norm(k)
+        _scaled_into(q, beta[:, None] / _norm(q), q_ext[..., :d])
+        _scaled_into(k, 1 / _norm(k), k_ext[:, :l_len, :, :d])
+        q_ext[..., d:] = 0.0
         k_ext[:, :l_len, :, d:] = 0.0
         k_ext[:, l_len] = 0.0
         v_ext = v.new_empty(b, l_len + 1, h, d + 2)
