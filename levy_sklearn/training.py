@@ -125,10 +125,13 @@ class LevyNeuralNet(NeuralNet):
             ``mean`` and ``variance`` ``(n, Q)``; ``evidence`` and ``disagreement``
             ``(n, Q, H)``. ``variance`` and ``disagreement`` include ``variance_scale_``.
         """
-        parts = [
-            [t.detach().cpu().to(torch.float64).numpy() for t in out]
-            for out in self.forward_iter(X, training=False)
-        ]
+        # DataLoader iteration draws a seed from torch's global RNG; isolate it so that
+        # predicting never changes the caller's random stream.
+        with seeded(None):
+            parts = [
+                [t.detach().cpu().to(torch.float64).numpy() for t in out]
+                for out in self.forward_iter(X, training=False)
+            ]
         mean, var, evidence, disagreement = (np.concatenate(p) for p in zip(*parts, strict=True))
         scale = self.variance_scale_
         return LevyNetOutput(mean, var * scale, evidence, disagreement * scale)

@@ -1,0 +1,124 @@
+"""The skorch layer: seeding, NaN targets, σ calibration, float64 inference."""
+
+import numpy as np
+import pytest
+import torch
+
+from levy_sklearn.adapters import take_tokens, tokens_from_events, tokens_from_rows
+from levy_sklearn.training import GaussianScore, fit_levy_net, make_levy_net, seeded
+
+FAST = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_windowed_heads": 0,
+    "n_layers": 1,
+    "attention": "levy",
+    "dropout": 0.0,
+    "lr": 1e-2,
+    "max_epochs": 5,
+    "batch_size": 32,
+    "patience": None,
+    "weight_decay": 0.0,
+    "device": "cpu",
+    "verbose": 0,
+}
+
+
+def data(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (X @ np.array([1.0, -0.5, 0.2]) + 0.1 * rng.normal(size=n))[:, None]
+    return tokens_from_rows(X), y.astype(np.float32)
+
+
+def build(loss="crps", validation_fraction=0.2, random_state=0):
+    return make_levy_net(
+        n_channels=3,
+        n_targets=1,
+        loss=loss,
+        validation_fraction=validation_fraction,
+        random_state=random_state,
+        **FAST,
+    )
+
+
+def test_same_seed_same_predictions_and_global_rng_untouched():
+    X, y = data()
+    torch.manual_seed(123)
+    before = torch.rand(1)
+    torch.manual_seed(123)
+    a = fit_levy_net(build(), X, y, 0).predict_moments(X)
+    assert torch.equal(torch.rand(1), before)  # training did not consume the caller's RNG
+    b = fit_levy_net(build(), X, y, 0).predict_moments(X)
+    c = fit_levy_net(build(random_state=1), X, y, 1).predict_moments(X)
+    np.testing.assert_array_equal(a.mean, b.mean)
+    np.testing.assert_array_equal(a.variance, b.variance)
+    assert not np.array_equal(a.mean, c.mean)
+
+
+def test_inference_is_float64_and_batch_independent():
+    X, y = data()
+    net = fit_levy_net(build(), X, y, 0)
+    assert net.predict_moments(X).mean.dtype == np.float64
+    assert next(net.module_.parameters()).dtype == torch.float64
+    full = net.predict_moments(X).mean
+    part = net.predict_moments(take_tokens(X, np.arange(7))).mean
+    np.testing.assert_allclose(part, full[:7], rtol=1e-12, atol=1e-12)
+
+
+def test_mse_loss_calibrates_variance_on_validation_split():
+    X, y = data(200)
+    net = fit_levy_net(build("mse"), X, y, 0)
+    _, valid = net.get_split_datasets(X, y)
+    out = net.predict_moments(take_tokens(X, valid.indices))
+    # After calibration the standardised squared errors average to exactly 1 there.
+    z2 = (y[valid.indices] - out.mean) ** 2 / out.variance
+    assert z2.mean() == pytest.approx(1.0, rel=1e-9)
+    assert net.variance_scale_ != 1.0
+
+
+def test_nan_targets_are_ignored_by_the_loss():
+    score = GaussianScore("crps")
+    mean = torch.zeros(2, 3)
+    var = torch.ones(2, 3)
+    y = torch.tensor([[1.0, np.nan, 0.0], [np.nan, np.nan, 2.0]])
+    direct = GaussianScore("crps")(mean[~torch.isnan(y)], var[~torch.isnan(y)], y[~torch.isnan(y)])
+    assert score(mean, var, y).item() == pytest.approx(direct.item())
+
+
+def test_unknown_loss_is_rejected():
+    with pytest.raises(ValueError, match="loss="):
+        GaussianScore("mae")
+
+
+def test_seeded_restores_global_state():
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    with seeded(0):
+        torch.rand(10)
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_tokens_from_rows_marks_nan_absent_and_uses_feature_times():
+    X = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]])
+    tok = tokens_from_rows(X, n_targets=2, feature_times=[-2.0, -1.0, 0.0])
+    assert tok["mask"].tolist() == [[True, False, True], [False, False, False]]
+    assert np.isfinite(tok["values"]).all()
+    assert tok["times"][0].tolist() == [-2.0, -1.0, 0.0]
+    assert tok["query_channels"].tolist() == [[0, 1], [0, 1]]
+
+
+def test_tokens_from_events_pads_and_keeps_latest():
+    events = [
+        (
+            np.array([0.0, 1.0, 2.0, 3.0]),
+            np.array([0, 1, 0, 1]),
+            np.array([1.0, 2.0, np.nan, 4.0]),
+        ),
+        (np.array([5.0]), np.array([1]), np.array([7.0])),
+    ]
+    tok = tokens_from_events(events, np.zeros((2, 1)), np.zeros((2, 1), int), max_tokens=2)
+    # NaN dropped first, then the two latest of the remaining three are kept.
+    assert sorted(tok["times"][0][tok["mask"][0]].tolist()) == [1.0, 3.0]
+    assert tok["mask"].sum(1).tolist() == [2, 1]
