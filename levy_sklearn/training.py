@@ -136,6 +136,53 @@ class LevyNeuralNet(NeuralNet):
         scale = self.variance_scale_
         return LevyNetOutput(mean, var * scale, evidence, disagreement * scale)
 
+    def predict_samples(
+        self,
+        X: Mapping[str, np.ndarray],
+        n_samples: int,
+        method: str = "poisson",
+        random_state: int | None = None,
+    ) -> np.ndarray:
+        """Draw predictions by repeated stochastic passes (the baselines' way to get σ).
+
+        Parameters
+        ----------
+        X : dict of array
+            Token arrays.
+        n_samples : int
+            Number of draws per query.
+        method : {"poisson", "mc_dropout"}, default="poisson"
+            ``"poisson"`` draws the output layer from its Poisson construction (one encoder
+            pass, see :meth:`LevyNet.sample`); ``"mc_dropout"`` runs the whole network
+            ``n_samples`` times with dropout active (needs ``dropout > 0``).
+        random_state : int, optional
+            Seed of the draws.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n, Q)
+            Draws in the module's output units (``variance_scale_`` is not applied: draws
+            carry their own spread).
+        """
+        if method not in ("poisson", "mc_dropout"):
+            raise ValueError(f"method={method!r} must be 'poisson' or 'mc_dropout'.")
+        if method == "mc_dropout" and self.module__dropout <= 0:
+            raise ValueError("method='mc_dropout' needs a network trained with dropout > 0.")
+        module = self.module_
+        draws = []
+        with seeded(random_state), torch.no_grad():
+            for batch in self.get_iterator(self.get_dataset(X), training=False):
+                tokens = {k: v.to(self.device) for k, v in batch[0].items()}
+                if method == "poisson":
+                    draws.append(module.sample(**tokens, n_samples=n_samples))
+                    continue
+                module.train()
+                try:
+                    draws.append(torch.stack([module(**tokens)[0] for _ in range(n_samples)]))
+                finally:
+                    module.eval()
+        return torch.cat(draws, dim=1).cpu().to(torch.float64).numpy()
+
     def calibrate(self, X: Mapping[str, np.ndarray], y: np.ndarray) -> float:
         """Fit the one scalar ``s²`` with ``mean((y − μ)² / (s² σ²)) = 1`` on held-out data.
 

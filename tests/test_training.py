@@ -122,3 +122,34 @@ def test_tokens_from_events_pads_and_keeps_latest():
     # NaN dropped first, then the two latest of the remaining three are kept.
     assert sorted(tok["times"][0][tok["mask"][0]].tolist()) == [1.0, 3.0]
     assert tok["mask"].sum(1).tolist() == [2, 1]
+
+
+def test_sampled_predictions_agree_with_closed_form():
+    X, y = data()
+    net = fit_levy_net(build(), X, y, 0)
+    out = net.predict_moments(X)
+    draws = net.predict_samples(X, n_samples=4000, random_state=0)
+    assert draws.shape == (4000, 120, 1)
+    # Same layer, same moments: MC mean and variance match within Monte Carlo error.
+    se = draws.std(0) / np.sqrt(4000)
+    assert (np.abs(draws.mean(0) - out.mean) <= 5 * se + 1e-9).all()
+    floor = 1e-6
+    np.testing.assert_allclose(draws.var(0), out.variance - floor, rtol=0.15, atol=1e-6)
+    again = net.predict_samples(X, n_samples=4000, random_state=0)
+    np.testing.assert_array_equal(draws, again)
+
+
+def test_mc_dropout_samples_need_dropout():
+    X, y = data()
+    net = fit_levy_net(build(), X, y, 0)
+    with pytest.raises(ValueError, match="dropout > 0"):
+        net.predict_samples(X, 3, method="mc_dropout")
+    params = {**FAST, "attention": "softmax", "dropout": 0.2}
+    twin = make_levy_net(
+        n_channels=3, n_targets=1, loss="crps", validation_fraction=0.0, random_state=0, **params
+    )
+    fit_levy_net(twin, X, y, 0)
+    draws = twin.predict_samples(X, 5, method="mc_dropout", random_state=0)
+    assert draws.shape == (5, 120, 1)
+    assert (draws.std(0) > 0).all()
+    assert not twin.module_.training
