@@ -29,6 +29,9 @@ lint: install
 	$(VENV)/bin/ruff check levy_sklearn tests benchmarks examples
 	$(VENV)/bin/ruff format --check levy_sklearn tests benchmarks examples
 
+docs: install
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
+
 benchmarks: install
 	$(PY) benchmarks/overhead.py
 
