@@ -115,7 +115,7 @@ def test_gaussian_scores_match_scipy():
     var = torch.tensor([0.5, 2.0, 0.1], dtype=torch.float64)
     y = torch.tensor([1.0, -1.5, float("nan")], dtype=torch.float64)
     nll = GaussianScore("nll")(mean, var, y).item()
-    ref_nll = -stats.norm.logpdf([1.0, -1.5], mean[:2], np.sqrt(var[:2])).mean()
+    ref_nll = -stats.norm.logpdf([1.0, -1.5], mean[:2].numpy(), np.sqrt(var[:2].numpy())).mean()
     assert nll == pytest.approx(ref_nll, rel=1e-12)
 
     def crps_numeric(m, s, obs):
