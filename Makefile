@@ -20,17 +20,19 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 demo: install
-	$(PY) examples/quickstart.py
+	OMP_NUM_THREADS=1 $(PY) examples/plot_quickstart.py
 
+# One torch thread per process: pytest's two workers already fill two cores, and tiny nets
+# slow down badly when torch's threads fight over them.
 test: install
-	$(PY) -m pytest -n 2 --doctest-modules levy_sklearn tests $(PYTEST_ARGS)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -n 2 --doctest-modules levy_sklearn tests $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check levy_sklearn tests benchmarks examples
 	$(VENV)/bin/ruff format --check levy_sklearn tests benchmarks examples
 
 docs: install
-	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
+	OMP_NUM_THREADS=1 $(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 benchmarks: install
 	$(PY) benchmarks/overhead.py
