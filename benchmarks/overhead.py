@@ -51,8 +51,14 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    config = {"n_channels": 5, "n_targets": 5, "d_model": 64, "n_heads": 4, "n_layers": 2,
-              "n_windowed_heads": 2}
+    config = {
+        "n_channels": 5,
+        "n_targets": 5,
+        "d_model": 64,
+        "n_heads": 4,
+        "n_layers": 2,
+        "n_windowed_heads": 2,
+    }
     levy = LevyNet(**config).eval()
     softmax = LevyNet(**config, attention="softmax").eval()
     dropout = LevyNet(**config, attention="softmax", dropout=0.1).train()
@@ -70,8 +76,12 @@ def main() -> None:
     def run_sampler():
         return levy.sample(**batch, n_samples=50).std(0)
 
-    runs = {"levy": run_levy, "softmax": run_softmax, "mc_dropout": run_mc_dropout,
-            "sampler": run_sampler}
+    runs = {
+        "levy": run_levy,
+        "softmax": run_softmax,
+        "mc_dropout": run_mc_dropout,
+        "sampler": run_sampler,
+    }
     times: dict[str, list[float]] = {name: [] for name in runs}
     with torch.inference_mode():
         for fn in runs.values():  # warm-up
@@ -89,7 +99,7 @@ def main() -> None:
     lines = [
         "# Overhead of single-pass uncertainty",
         "",
-        f"commit `{commit}`, torch {torch.__version__}, {platform.processor() or platform.machine()}"
+        f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}"
         f", {args.threads} threads, median of {args.repeats} interleaved repeats; batch of 256 "
         "series × 200 irregular observations over 5 channels, 10 queries each; "
         f"network {config}.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import torch
@@ -122,6 +123,20 @@ class LevyNet(nn.Module):
         Learned timeless tokens every query can attend to.
     bandwidth, lookback : float, default=1.0, 4.0
         Initial mollifier bandwidth and look-back (in the scaled time units of the inputs).
+    rate : float or sequence of float, default=1.0
+        Initial rate ``ρ`` of the output layer's heads: one value for all, or one per head.
+        Spreading it over orders of magnitude starts some heads where evidence is plentiful
+        (precise means, ``ψ(Λ) ≈ 1/Λ`` small) and others where it is scarce (uncertainty
+        that tracks how much was observed); training moves ``log ρ`` only slowly.
+    positional_keys : bool, default=False
+        Key the output layer on where each observation is (channel embedding + time
+        encoding, as in mTAN's time-only keys) plus a per-channel linear term in its value
+        that starts at zero, instead of on the encoded token. The attention weights and the
+        evidence ``Λ`` then start out depending only on which channels were observed and
+        when, and pick up value-dependence only where training finds it useful (e.g. a
+        feature that drives the noise); the values still carry the data. On small tabular
+        data this removes most value-by-value interactions through the weights, which
+        overfit.
 
     Examples
     --------
@@ -150,6 +165,8 @@ class LevyNet(nn.Module):
         n_prior_tokens: int = 4,
         bandwidth: float = 1.0,
         lookback: float = 4.0,
+        rate: float | Sequence[float] = 1.0,
+        positional_keys: bool = False,
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
@@ -158,6 +175,13 @@ class LevyNet(nn.Module):
             raise ValueError("LevyNet needs n_channels >= 1 and n_targets >= 1.")
         self.attention = attention
         self.n_targets = n_targets
+        self.positional_keys = positional_keys
+        if positional_keys:
+            # Per-channel direction along which a token's value moves its key; zero at the
+            # start, so keys begin purely positional and acquire value-dependence only where
+            # training finds it useful (e.g. evidence that shrinks as a noise-driving feature
+            # grows).
+            self.key_value = nn.Parameter(torch.zeros(n_channels, d_model))
         levy_init = {"bandwidth": bandwidth, "lookback": lookback}
         self.value_embedding = nn.Linear(1, d_model)
         self.channel_embedding = nn.Embedding(n_channels, d_model)
@@ -179,6 +203,14 @@ class LevyNet(nn.Module):
         self.cross = _make_attention(
             attention, d_model, n_heads, n_windowed_heads, dropout, **levy_init
         )
+        if attention == "levy":
+            rates = torch.as_tensor(rate, dtype=self.cross.log_rate.dtype).flatten()
+            if rates.numel() not in (1, n_heads) or not bool((rates > 0).all()):
+                raise ValueError(
+                    f"rate={rate!r} must be one positive value or one per head ({n_heads})."
+                )
+            with torch.no_grad():
+                self.cross.log_rate.copy_(rates.log().expand(n_heads))
         head_dim = d_model // n_heads
         self.readout_weight = nn.Parameter(
             torch.randn(n_targets, n_heads, head_dim) / math.sqrt(d_model)
@@ -209,12 +241,18 @@ class LevyNet(nn.Module):
             x = block(x, times, padding)
         b = x.shape[0]
         n_prior = self.prior_tokens.shape[0]
-        memory = torch.cat([self.prior_tokens.expand(b, -1, -1), self.memory_norm(x)], dim=1)
+        prior = self.prior_tokens.expand(b, -1, -1)
+        memory = torch.cat([prior, self.memory_norm(x)], dim=1)
+        keys = memory
+        if self.positional_keys:
+            position = self.channel_embedding(channels) + self.time_encoding(times)
+            position = self.memory_norm(position) + values.unsqueeze(-1) * self.key_value[channels]
+            keys = torch.cat([prior, position], dim=1)
         prior_pad = padding.new_zeros(b, n_prior)
         key_padding = torch.cat([prior_pad, padding], dim=1)
         key_timeless = torch.cat([~prior_pad, padding.new_zeros(padding.shape)], dim=1)
         key_times = torch.cat([query_times.new_zeros(b, n_prior).to(dtype), times], dim=1)
-        return memory, key_times, key_padding, key_timeless
+        return memory, keys, key_times, key_padding, key_timeless
 
     def _queries(self, query_times: Tensor, query_channels: Tensor) -> Tensor:
         q = self.query_embedding(query_channels) + self.time_encoding(query_times)
@@ -252,21 +290,21 @@ class LevyNet(nn.Module):
         """
         dtype = self.readout_weight.dtype
         query_times = query_times.to(dtype)
-        memory, key_times, key_padding, key_timeless = self._memory(
+        memory, keys, key_times, key_padding, key_timeless = self._memory(
             times, channels, values, mask.bool(), query_times
         )
         q = self._queries(query_times, query_channels)
         weight = self.readout_weight[query_channels]  # (B, Q, H, d)
         bias = self.readout_bias[query_channels]
         if self.attention == "softmax":
-            y = self.cross(q, memory, memory, query_times, key_times, key_padding, key_timeless)
+            y = self.cross(q, keys, memory, query_times, key_times, key_padding, key_timeless)
             heads = y.view(*y.shape[:2], *weight.shape[2:])
             mean = (heads * weight).sum((-1, -2)) + bias
             var_logit = torch.gather(self.variance_head(y), -1, query_channels.unsqueeze(-1))
             zeros = mean.new_zeros(*mean.shape, weight.shape[2])
             return mean, F.softplus(var_logit.squeeze(-1)) + _VAR_FLOOR, zeros, zeros
         moments = self.cross.moments(
-            q, memory, memory, query_times, key_times, key_padding, key_timeless
+            q, keys, memory, query_times, key_times, key_padding, key_timeless
         )
         mean, variance, disagreement = readout_moments(moments, weight, bias)
         return mean, variance + _VAR_FLOOR, moments.evidence.transpose(1, 2), disagreement
@@ -298,13 +336,13 @@ class LevyNet(nn.Module):
             raise ValueError("Sampling needs attention='levy'.")
         dtype = self.readout_weight.dtype
         query_times = query_times.to(dtype)
-        memory, key_times, key_padding, key_timeless = self._memory(
+        memory, keys, key_times, key_padding, key_timeless = self._memory(
             times, channels, values, mask.bool(), query_times
         )
         q = self._queries(query_times, query_channels)
         draws = self.cross.sample(
             q,
-            memory,
+            keys,
             memory,
             query_times,
             key_times,

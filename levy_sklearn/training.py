@@ -8,7 +8,7 @@ score that with a proper scoring rule.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -229,6 +229,8 @@ def make_levy_net(
     verbose: int,
     bandwidth: float = 1.0,
     lookback: float = 4.0,
+    rate: float | Sequence[float] = 1.0,
+    positional_keys: bool = False,
 ) -> LevyNeuralNet:
     """Build (not train) the skorch net for given flat hyperparameters.
 
@@ -256,6 +258,8 @@ def make_levy_net(
         module__dropout=dropout,
         module__bandwidth=bandwidth,
         module__lookback=lookback,
+        module__rate=rate,
+        module__positional_keys=positional_keys,
         criterion=GaussianScore,
         criterion__loss=loss,
         optimizer=torch.optim.AdamW,

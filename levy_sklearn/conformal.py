@@ -1,0 +1,416 @@
+"""Split-conformal intervals normalised by the model's own single-pass σ, built on MAPIE.
+
+Shared by both front-ends (:class:`~levy_sklearn.regressor.LevyAttentionRegressor` and the
+sktime forecaster). Any model that has already produced Gaussian moments can be calibrated
+here, without MAPIE ever calling the model again.
+
+Contract
+--------
+* **Moments as features.** :class:`MomentsRegressor` is a trivial sklearn regressor whose
+  ``X`` is the two-column array ``[mean, std]`` of predictions that were already computed;
+  ``predict(X)`` returns column 0 and ``predict(X, return_std=True)`` returns
+  ``(X[:, 0], X[:, 1])``. It is "prefit" from birth, so MAPIE's
+  :class:`~mapie.regression.SplitConformalRegressor` can conformalize any model's moments.
+* **Score.** :class:`SigmaNormalisedScore` is ``|y − μ| / σ``, symmetric (see its docstring
+  for why we do not use MAPIE's built-in ``"std_normalized"``). It reads ``σ`` from column 1
+  of the moments array, or from ``sigma_estimator.predict(X, return_std=True)`` when given one.
+* **Functions** (all arrays float; ``mean``, ``std`` and ``y`` of shape ``(n,)`` for one
+  target or ``(n, Q)`` for ``Q`` targets, ``std > 0``):
+
+  - ``fit_conformal(mean, std, y, confidence_level=0.9) -> list[SplitConformalRegressor]``:
+    one conformalized MAPIE regressor per target (MAPIE is single-output). Rows whose ``y``
+    is ``NaN`` are left out of that target's calibration set. ``confidence_level`` is a float
+    or a list of floats in ``(0, 1)``.
+  - ``conformal_interval(fitted, mean, std) -> (lower, upper)``: intervals for new moments,
+    each of shape ``mean.shape + (n_levels,)`` (the levels given to :func:`fit_conformal`, in
+    that order; the trailing axis is always there, even for one level).
+  - :class:`ConformalCalibrator` keeps the calibration moments and conformalizes lazily, once
+    per confidence level asked for, so a list of coverages chosen at prediction time works
+    (MAPIE fixes the level when it is built). ``interval(mean, std, coverage)`` returns
+    ``(lower, upper)`` of shape ``mean.shape`` for a scalar coverage and
+    ``mean.shape + (n_coverages,)`` for a list.
+
+Every quantile comes from MAPIE (``SplitConformalRegressor.predict_interval``); nothing here
+computes order statistics by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from mapie.conformity_scores import BaseRegressionScore
+from mapie.regression import SplitConformalRegressor
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_array
+
+__all__ = [
+    "ConformalCalibrator",
+    "MomentsRegressor",
+    "SigmaNormalisedScore",
+    "check_coverage",
+    "conformal_interval",
+    "fit_conformal",
+]
+
+# σ is floored here before dividing by it, so a (numerically) zero σ gives a huge but finite
+# score instead of inf/NaN.
+_SIGMA_FLOOR = 1e-12
+
+
+def check_coverage(coverage: float | Sequence[float]) -> tuple[list[float], bool]:
+    """Validate a coverage (or confidence level) or a list of them.
+
+    Parameters
+    ----------
+    coverage : float or sequence of float
+        Each in the open interval ``(0, 1)``.
+
+    Returns
+    -------
+    levels : list of float
+        The coverages as a list.
+    scalar : bool
+        Whether a single float was given (callers drop the level axis then).
+
+    Examples
+    --------
+    >>> from levy_sklearn.conformal import check_coverage
+    >>> check_coverage(0.9), check_coverage([0.5, 0.9])
+    (([0.9], True), ([0.5, 0.9], False))
+    """
+    scalar = np.ndim(coverage) == 0
+    levels = [float(c) for c in np.atleast_1d(np.asarray(coverage, dtype=float))]
+    if not levels or not all(0.0 < c < 1.0 for c in levels):
+        raise ValueError(
+            f"coverage={coverage!r} must be a float or a non-empty list of floats strictly "
+            "between 0 and 1, e.g. coverage=0.9 for a 90% interval."
+        )
+    return levels, scalar
+
+
+class MomentsRegressor(RegressorMixin, BaseEstimator):
+    """A "model" whose features are its own predictions: ``X = [mean, std]``.
+
+    Lets MAPIE conformalize moments computed elsewhere (by either front-end, once) without
+    calling the model again. It needs no fitting: ``fit`` only validates the input, and the
+    estimator reports itself as fitted from the start, as a prefit estimator must.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.conformal import MomentsRegressor
+    >>> moments = np.array([[1.0, 0.5], [2.0, 0.1]])
+    >>> MomentsRegressor().predict(moments)
+    array([1., 2.])
+    >>> MomentsRegressor().predict(moments, return_std=True)[1]
+    array([0.5, 0.1])
+    """
+
+    # Fitted state that MAPIE's prefit checks look for; constant for this estimator.
+    n_features_in_ = 2
+
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> MomentsRegressor:
+        """Validate ``X`` (two columns, ``[mean, std]``); nothing is learned.
+
+        Returns
+        -------
+        self : MomentsRegressor
+        """
+        self._moments(X)
+        return self
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return True
+
+    @staticmethod
+    def _moments(X: ArrayLike) -> NDArray:
+        X = check_array(X, dtype=np.float64)
+        if X.shape[1] != 2:
+            raise ValueError(
+                f"MomentsRegressor expects X = [mean, std] with 2 columns, got {X.shape[1]}; "
+                "stack precomputed predictions with np.column_stack([mean, std])."
+            )
+        return X
+
+    def predict(self, X: ArrayLike, return_std: bool = False) -> NDArray | tuple[NDArray, NDArray]:
+        """Return column 0 (the mean) and, with ``return_std=True``, column 1 (σ).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 2)
+            Precomputed ``[mean, std]``.
+        return_std : bool, default=False
+            Also return σ (the ``GaussianProcessRegressor`` convention MAPIE relies on).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+        std : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
+        """
+        X = self._moments(X)
+        if return_std:
+            return X[:, 0].copy(), X[:, 1].copy()
+        return X[:, 0].copy()
+
+
+class SigmaNormalisedScore(BaseRegressionScore):
+    """Symmetric conformity score ``|y − μ| / σ`` with σ the model's own predicted std.
+
+    Why not MAPIE 1.6's built-in ``"std_normalized"`` (``StdConformityScore``)? It is the same
+    score, but its own ``get_bounds`` reads the two sides of a symmetric interval from
+    different order statistics: the upper bound from the ``⌈(1−α)(n+1)⌉``-th smallest score,
+    the lower bound from one rank lower, so the lower side is slightly short of the
+    split-conformal guarantee. This subclass keeps the base class's symmetric path, where one
+    quantile, ``⌈(1−α)(n+1)⌉``-th smallest, serves both sides: the textbook split-conformal
+    interval ``μ ± q σ`` with coverage ≥ ``1 − α``.
+
+    Parameters
+    ----------
+    sigma_estimator : estimator, optional
+        A fitted regressor with ``predict(X, return_std=True)`` (such as
+        :class:`~levy_sklearn.regressor.LevyAttentionRegressor`) used to compute σ from the
+        features MAPIE passes around. Without it, ``X`` must be the ``[mean, std]`` array of
+        :class:`MomentsRegressor` and σ is its column 1 (no second model call).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mapie.regression import SplitConformalRegressor
+    >>> from levy_sklearn.conformal import MomentsRegressor, SigmaNormalisedScore
+    >>> rng = np.random.default_rng(0)
+    >>> std = rng.uniform(0.5, 2.0, 200)
+    >>> y = rng.normal(0.0, std)
+    >>> cal = np.column_stack([np.zeros(200), std])
+    >>> mapie = SplitConformalRegressor(
+    ...     MomentsRegressor(), confidence_level=0.9,
+    ...     conformity_score=SigmaNormalisedScore(), prefit=True,
+    ... ).conformalize(cal, y)
+    >>> _, bounds = mapie.predict_interval(np.array([[0.0, 1.0], [0.0, 2.0]]))
+    >>> bounds.shape  # (n_samples, lower/upper, n_levels)
+    (2, 2, 1)
+    >>> bool(np.isclose(bounds[1, 1, 0], 2 * bounds[0, 1, 0]))  # width scales with σ
+    True
+    """
+
+    def __init__(self, sigma_estimator: RegressorMixin | None = None) -> None:
+        # The consistency check compares y with μ + score·σ to machine epsilon in absolute
+        # terms, which float rounding breaks for large y; the algebra is exact.
+        super().__init__(sym=True, consistency_check=False)
+        self.sigma_estimator = sigma_estimator
+
+    def _sigma(self, X: ArrayLike | None) -> NDArray:
+        if X is None:
+            raise ValueError("SigmaNormalisedScore needs X to read σ from; MAPIE passes it.")
+        if self.sigma_estimator is not None:
+            _, sigma = self.sigma_estimator.predict(X, return_std=True)
+        else:
+            sigma = MomentsRegressor._moments(X)[:, 1]
+        return np.maximum(np.asarray(sigma, dtype=np.float64), _SIGMA_FLOOR)
+
+    def get_signed_conformity_scores(
+        self, y: ArrayLike, y_pred: ArrayLike, X: ArrayLike | None = None, **kwargs
+    ) -> NDArray:
+        """Signed score ``(y − μ) / σ`` (MAPIE takes the absolute value, ``sym=True``)."""
+        return (np.asarray(y, dtype=np.float64) - np.asarray(y_pred)) / self._sigma(X)
+
+    def get_estimation_distribution(
+        self,
+        y_pred: ArrayLike,
+        conformity_scores: ArrayLike,
+        X: ArrayLike | None = None,
+        **kwargs,
+    ) -> NDArray:
+        """``μ + score · σ`` (inverts :meth:`get_signed_conformity_scores`)."""
+        y_pred = np.asarray(y_pred, dtype=np.float64)
+        sigma = self._sigma(X)
+        # MAPIE passes bounds as (n_samples, n_levels) against quantiles of (1, n_levels).
+        if y_pred.ndim == 2:
+            sigma = sigma[:, None]
+        return y_pred + np.asarray(conformity_scores) * sigma
+
+
+def _as_columns(a: ArrayLike) -> NDArray:
+    a = np.asarray(a, dtype=np.float64)
+    return a[:, None] if a.ndim == 1 else a
+
+
+def fit_conformal(
+    mean: ArrayLike,
+    std: ArrayLike,
+    y: ArrayLike,
+    confidence_level: float | Sequence[float] = 0.9,
+) -> list[SplitConformalRegressor]:
+    """Conformalize precomputed Gaussian moments on a calibration set, one target at a time.
+
+    Parameters
+    ----------
+    mean, std : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Predicted mean and standard deviation on the calibration rows (never seen in fit).
+    y : array-like, same shape as ``mean``
+        Observed targets; ``NaN`` leaves that (row, target) out of the calibration.
+    confidence_level : float or list of float, default=0.9
+        Level(s) of the intervals :func:`conformal_interval` will return.
+
+    Returns
+    -------
+    list of mapie.regression.SplitConformalRegressor
+        One per target, each conformalized with :class:`SigmaNormalisedScore` around a
+        :class:`MomentsRegressor`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.conformal import conformal_interval, fit_conformal
+    >>> rng = np.random.default_rng(0)
+    >>> std = rng.uniform(0.5, 2.0, 500)
+    >>> fitted = fit_conformal(np.zeros(500), std, rng.normal(0.0, std), [0.5, 0.9])
+    >>> lower, upper = conformal_interval(fitted, np.zeros(3), np.ones(3))
+    >>> lower.shape  # (n_samples, n_levels)
+    (3, 2)
+    >>> bool((upper[:, 1] > upper[:, 0]).all())
+    True
+    """
+    levels, _ = check_coverage(confidence_level)
+    mean, std, y = _as_columns(mean), _as_columns(std), _as_columns(y)
+    if not mean.shape == std.shape == y.shape:
+        raise ValueError(
+            f"mean {mean.shape}, std {std.shape} and y {y.shape} must have the same shape."
+        )
+    fitted = []
+    for q in range(mean.shape[1]):
+        keep = np.isfinite(y[:, q])
+        mapie = SplitConformalRegressor(
+            MomentsRegressor(),
+            confidence_level=levels,
+            conformity_score=SigmaNormalisedScore(),
+            prefit=True,
+        )
+        moments = np.column_stack([mean[keep, q], std[keep, q]])
+        fitted.append(mapie.conformalize(moments, y[keep, q]))
+    return fitted
+
+
+def conformal_interval(
+    fitted: Sequence[SplitConformalRegressor], mean: ArrayLike, std: ArrayLike
+) -> tuple[NDArray, NDArray]:
+    """Conformal intervals for new predictions from :func:`fit_conformal`'s output.
+
+    Parameters
+    ----------
+    fitted : list of SplitConformalRegressor
+        As returned by :func:`fit_conformal` (one per target).
+    mean, std : array-like of shape (n_samples,) or (n_samples, n_targets)
+        New predicted moments, with as many targets as ``fitted``.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape ``mean.shape + (n_levels,)``
+        Interval bounds, one slice per confidence level given to :func:`fit_conformal`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.conformal import conformal_interval, fit_conformal
+    >>> rng = np.random.default_rng(1)
+    >>> mean = rng.normal(size=(300, 2))
+    >>> fitted = fit_conformal(mean, np.ones((300, 2)), mean + rng.normal(size=(300, 2)))
+    >>> lower, upper = conformal_interval(fitted, np.zeros((4, 2)), np.ones((4, 2)))
+    >>> lower.shape
+    (4, 2, 1)
+    """
+    one_target = np.ndim(mean) == 1
+    mean, std = _as_columns(mean), _as_columns(std)
+    if mean.shape != std.shape or mean.shape[1] != len(fitted):
+        raise ValueError(
+            f"mean {mean.shape} and std {std.shape} must have the same shape, with one "
+            f"column per fitted target ({len(fitted)})."
+        )
+    lowers, uppers = [], []
+    for q, mapie in enumerate(fitted):
+        _, bounds = mapie.predict_interval(np.column_stack([mean[:, q], std[:, q]]))
+        lowers.append(bounds[:, 0, :])
+        uppers.append(bounds[:, 1, :])
+    lower, upper = np.stack(lowers, axis=1), np.stack(uppers, axis=1)
+    if one_target:
+        return lower[:, 0], upper[:, 0]
+    return lower, upper
+
+
+class ConformalCalibrator:
+    """Calibration moments kept once, conformalized lazily for any coverage asked later.
+
+    MAPIE fixes the confidence level when a conformalizer is built; this keeps the
+    calibration ``(mean, std, y)`` and builds (and caches) one :func:`fit_conformal` per new
+    level, which is cheap because :class:`MomentsRegressor` never calls the model.
+
+    Parameters
+    ----------
+    mean, std, y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Predicted moments and observed targets on held-out calibration rows.
+
+    Attributes
+    ----------
+    n_samples : int
+        Number of calibration rows.
+    n_targets : int
+        Number of targets.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.conformal import ConformalCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> cal = ConformalCalibrator(np.zeros(400), np.ones(400), rng.normal(size=400))
+    >>> lower, upper = cal.interval(np.zeros(2), np.ones(2), coverage=0.9)
+    >>> lower.shape
+    (2,)
+    >>> lower, upper = cal.interval(np.zeros(2), np.ones(2), coverage=[0.5, 0.9])
+    >>> lower.shape
+    (2, 2)
+    """
+
+    def __init__(self, mean: ArrayLike, std: ArrayLike, y: ArrayLike) -> None:
+        mean, std, y = _as_columns(mean), _as_columns(std), _as_columns(y)
+        if not mean.shape == std.shape == y.shape:
+            raise ValueError(
+                f"mean {mean.shape}, std {std.shape} and y {y.shape} must have the same shape."
+            )
+        self._mean, self._std, self._y = mean, std, y
+        self.n_samples, self.n_targets = mean.shape
+        self._fitted: dict[float, list[SplitConformalRegressor]] = {}
+
+    def conformalizers(self, coverage: float) -> list[SplitConformalRegressor]:
+        """The MAPIE conformalizers (one per target) at one coverage, built on first use."""
+        (level,), _ = check_coverage(coverage)
+        if level not in self._fitted:
+            self._fitted[level] = fit_conformal(self._mean, self._std, self._y, level)
+        return self._fitted[level]
+
+    def interval(
+        self, mean: ArrayLike, std: ArrayLike, coverage: float | Sequence[float] = 0.9
+    ) -> tuple[NDArray, NDArray]:
+        """Conformal ``(lower, upper)`` for new moments.
+
+        Parameters
+        ----------
+        mean, std : array-like of shape (n_samples,) or (n_samples, n_targets)
+            New predicted moments, shaped like the calibration ones.
+        coverage : float or list of float, default=0.9
+            Coverage(s) in ``(0, 1)``.
+
+        Returns
+        -------
+        lower, upper : ndarray
+            Shape ``mean.shape`` for a scalar coverage, ``mean.shape + (n_coverages,)``
+            for a list.
+        """
+        levels, scalar = check_coverage(coverage)
+        bounds = [conformal_interval(self.conformalizers(c), mean, std) for c in levels]
+        lower = np.concatenate([b[0] for b in bounds], axis=-1)
+        upper = np.concatenate([b[1] for b in bounds], axis=-1)
+        if scalar:
+            return lower[..., 0], upper[..., 0]
+        return lower, upper

@@ -1,0 +1,576 @@
+"""LevyAttentionRegressor: a scikit-learn probabilistic regressor built on Lévy attention.
+
+Each row of ``X`` becomes a set of observation tokens, one per observed (non-``NaN``) feature
+(channel = column, optional per-column times), and :class:`~levy_sklearn.network.LevyNet`
+predicts a Gaussian mean and standard deviation for every target in one deterministic forward
+pass. The skorch layer in :mod:`levy_sklearn.training` trains it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import norm
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+
+from .adapters import take_tokens, tokens_from_rows
+from .conformal import ConformalCalibrator, check_coverage
+from .network import ATTENTION_KINDS
+from .training import LOSSES, NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net
+
+__all__ = ["LevyAttentionRegressor"]
+
+# Below this many validation rows, early stopping would chase noise (and tiny data sets,
+# such as those of sklearn's estimator checks, cannot be split at all): train on every row.
+_MIN_VALIDATION_ROWS = 5
+_INTERVAL_METHODS = ("gaussian", "conformal")
+# Learning-rate multiplier for the log-scale scalars of the Lévy layers (see fit).
+_LOG_PARAM_LR = 10.0
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
+    """Probabilistic regressor with single-pass predictive uncertainty from Lévy attention.
+
+    Every row of ``X`` is read as a *set of observations*: one token per observed feature
+    (channel = column, value = standardised feature, time = ``feature_times`` of the column, 0
+    by default). ``NaN`` means "not observed" and removes the token; nothing is imputed. The
+    network's output layer is a Lévy cross-attention (a Poisson random measure over the
+    tokens) followed by an affine readout, so one deterministic forward pass gives the mean
+    and the exact variance of that layer given the (expected) encoder below it, and two
+    diagnostics explaining it: the *evidence* (expected number of supporting points; low when
+    too little was observed) and the *disagreement* (spread of the attended values; high when
+    the observations conflict).
+
+    Parameters
+    ----------
+    d_model : int, default=32
+        Embedding size (a multiple of ``n_heads``).
+    n_heads : int, default=8
+        Attention heads per layer.
+    n_windowed_heads : int, default=0
+        Of those, heads with a learned soft look-back window over ``feature_times`` (useful for
+        rows of lags); the others see every token.
+    n_layers : int, default=0
+        Encoder blocks (self-attention between a row's tokens) before the output layer.
+    attention : {"levy", "softmax"}, default="levy"
+        ``"softmax"`` builds the baseline twin (standard attention and a variance head);
+        its ``evidence`` and ``disagreement`` are zeros.
+    dropout : float, default=0.0
+        Dropout in the residual branches during training.
+    loss : {"crps", "nll", "mse"}, default="crps"
+        Training objective on standardised targets: closed-form Gaussian CRPS, Gaussian
+        negative log-likelihood, or squared error of the mean followed by a one-scalar
+        calibration of σ on the validation split (on the training rows when there is none).
+    lr : float, default=5e-3
+        AdamW learning rate (cosine-annealed over ``max_epochs``).
+    max_epochs : int, default=40
+        Maximum number of passes over the training rows.
+    batch_size : int, default=64
+        Rows per gradient step (and per inference batch).
+    validation_fraction : float, default=0.0
+        Share of the training rows held out (seeded) for early stopping and, with
+        ``loss="mse"``, for calibrating σ. ``0`` trains on every row for ``max_epochs``.
+        Ignored when it would hold out fewer than 5 rows.
+    patience : int or None, default=20
+        Stop after this many epochs without a better validation loss and restore the best
+        weights; ``None`` never stops early.
+    weight_decay : float, default=1e-4
+        AdamW weight decay.
+    feature_times : array-like of shape (n_features,), default=None
+        Time of each column relative to the target, which is at time 0 (e.g. ``-lag`` for a
+        row of lags), turning a row into a continuous-time window. Times are divided by their
+        median spacing in ``fit``. ``None`` puts every feature at time 0.
+    positional_keys : bool, default=True
+        Key the output attention on each feature's identity (and time), plus a per-feature
+        linear term in its value that starts at zero, rather than on the encoded token: the
+        attention weights and the evidence then depend mainly on *which* features were
+        observed, the values on *what* they say. On small tabular data this generalises much
+        better (see :class:`~levy_sklearn.network.LevyNet`); ``False`` keys on the encoded
+        tokens.
+    prior_fraction : float, default=0.05
+        Share of extra training rows that repeat randomly chosen rows with *every* feature
+        hidden. They teach the network's learned prior tokens the marginal distribution of
+        ``y``, so a row with nothing observed gets a sensible mean and a large σ instead of
+        whatever the untrained prior would say. ``0`` disables it.
+    device : str, default="cpu"
+        Torch device for training and inference.
+    random_state : int, RandomState instance or None, default=None
+        Seeds weight initialisation, shuffling, dropout and the validation split. Pass an int
+        for reproducible fits; ``None`` draws a seed from NumPy's global generator (the
+        scikit-learn convention).
+    verbose : int, default=0
+        ``> 0`` prints skorch's per-epoch progress table.
+
+    Attributes
+    ----------
+    net_ : LevyNeuralNet
+        The trained skorch net (its ``module_`` is the :class:`~levy_sklearn.network.LevyNet`).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when ``X`` was a DataFrame with string column names.
+    n_targets_ : int
+        Number of targets (columns of ``y``).
+    x_mean_, x_scale_ : ndarray of shape (n_features_in_,)
+        Per-column mean and standard deviation of ``X``, ignoring ``NaN`` (0 and 1 for a
+        column that was never observed or is constant).
+    y_mean_, y_scale_ : ndarray of shape (n_targets_,)
+        Per-target mean and standard deviation of ``y``.
+    feature_times_ : ndarray of shape (n_features_in_,)
+        Scaled token time of each column.
+    time_scale_ : float
+        Divisor applied to ``feature_times``.
+    conformal_ : ConformalCalibrator
+        Set by :meth:`conformalize` only; removed by a new :meth:`fit`.
+
+    See Also
+    --------
+    levy_sklearn.conformal.SigmaNormalisedScore : MAPIE score ``|y − μ| / σ``.
+
+    Notes
+    -----
+    ``fit`` standardises every column of ``X`` (ignoring ``NaN``) and every target, trains
+    on the standardised scale and maps predictions back: means by the target scale and mean,
+    standard deviations by the target scale, variances and disagreements by its square.
+    Inference runs in float64, so predictions do not depend on how rows are batched. A row
+    with no observed feature is answered from learned prior tokens: a finite mean and a
+    large, finite σ.
+
+    The defaults (32-dimensional embeddings, 8 heads, no encoder block, positional keys,
+    CRPS, AdamW at ``lr=5e-3`` for 40 epochs of 64 rows, no validation split) were chosen on
+    scikit-learn's diabetes data (R² level with ``RidgeCV`` over 20 random splits) and on
+    synthetic data whose noise grows with a feature or whose features are hidden at random
+    (σ ranks the errors); a fit of a few hundred rows takes about two seconds on one CPU
+    core. Early stopping on a held-out share of such small data cost more accuracy than it
+    saved, so it is off by default: set ``validation_fraction`` (and ``patience``) for
+    larger data.
+
+    With ``random_state=None`` every fit is seeded afresh from NumPy's global generator;
+    scikit-learn's ``check_estimator`` sets an int where it compares fits.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.regressor import LevyAttentionRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = X[:, 0] + 0.1 * rng.normal(size=200)
+    >>> reg = LevyAttentionRegressor(max_epochs=5, random_state=0).fit(X, y)
+    >>> mean, std = reg.predict(X[:4], return_std=True)
+    >>> mean.shape, bool((std > 0).all())
+    ((4,), True)
+    >>> reg.predict_interval(X[:4], coverage=[0.5, 0.9]).shape  # (n, lower/upper, levels)
+    (4, 2, 2)
+    >>> X_missing = X[:2].copy()
+    >>> X_missing[0, 1] = np.nan  # not observed: the token is left out
+    >>> reg.predict(X_missing).shape
+    (2,)
+    """
+
+    def __init__(
+        self,
+        d_model: int = 32,
+        n_heads: int = 8,
+        n_windowed_heads: int = 0,
+        n_layers: int = 0,
+        attention: str = "levy",
+        dropout: float = 0.0,
+        loss: str = "crps",
+        lr: float = 5e-3,
+        max_epochs: int = 40,
+        batch_size: int = 64,
+        validation_fraction: float = 0.0,
+        patience: int | None = 20,
+        weight_decay: float = 1e-4,
+        feature_times: ArrayLike | None = None,
+        positional_keys: bool = True,
+        prior_fraction: float = 0.05,
+        device: str = "cpu",
+        random_state: int | np.random.RandomState | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.n_windowed_heads = n_windowed_heads
+        self.n_layers = n_layers
+        self.attention = attention
+        self.dropout = dropout
+        self.loss = loss
+        self.lr = lr
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.weight_decay = weight_decay
+        self.feature_times = feature_times
+        self.positional_keys = positional_keys
+        self.prior_fraction = prior_fraction
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.target_tags.multi_output = True
+        return tags
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self) -> None:
+        """Raise a ValueError naming the bad hyperparameter and what would be valid."""
+        problems = []
+        if self.loss not in LOSSES:
+            problems.append(f"loss={self.loss!r} must be one of {LOSSES}")
+        if self.attention not in ATTENTION_KINDS:
+            problems.append(f"attention={self.attention!r} must be one of {ATTENTION_KINDS}")
+        for name in ("d_model", "n_heads", "max_epochs", "batch_size"):
+            value = getattr(self, name)
+            if not _is_int(value) or value < 1:
+                problems.append(f"{name}={value!r} must be an int >= 1")
+        if not _is_int(self.n_layers) or self.n_layers < 0:
+            problems.append(f"n_layers={self.n_layers!r} must be an int >= 0")
+        if _is_int(self.d_model) and _is_int(self.n_heads) and self.n_heads >= 1:
+            if self.d_model % self.n_heads:
+                problems.append(
+                    f"d_model={self.d_model} must be a multiple of n_heads={self.n_heads}"
+                )
+            if not _is_int(self.n_windowed_heads) or not (
+                0 <= self.n_windowed_heads <= self.n_heads
+            ):
+                problems.append(
+                    f"n_windowed_heads={self.n_windowed_heads!r} must be an int between 0 "
+                    f"and n_heads={self.n_heads}"
+                )
+        if not _is_real(self.dropout) or not 0 <= self.dropout < 1:
+            problems.append(f"dropout={self.dropout!r} must be a float in [0, 1)")
+        if not _is_real(self.lr) or not self.lr > 0:
+            problems.append(f"lr={self.lr!r} must be a float > 0")
+        if not _is_real(self.validation_fraction) or not 0 <= self.validation_fraction < 1:
+            problems.append(
+                f"validation_fraction={self.validation_fraction!r} must be a float in [0, 1)"
+            )
+        if self.patience is not None and (not _is_int(self.patience) or self.patience < 1):
+            problems.append(f"patience={self.patience!r} must be None or an int >= 1")
+        if not _is_real(self.prior_fraction) or not 0 <= self.prior_fraction < 1:
+            problems.append(f"prior_fraction={self.prior_fraction!r} must be a float in [0, 1)")
+        if not _is_real(self.weight_decay) or self.weight_decay < 0:
+            problems.append(f"weight_decay={self.weight_decay!r} must be a float >= 0")
+        if problems:
+            raise ValueError(
+                f"Invalid hyperparameters for {type(self).__name__}: " + "; ".join(problems) + "."
+            )
+
+    def _check_feature_times(self, n_features: int) -> tuple[NDArray, float]:
+        """Scaled per-column token times and the scale, from ``feature_times``."""
+        if self.feature_times is None:
+            return np.zeros(n_features), 1.0
+        times = np.asarray(self.feature_times, dtype=np.float64)
+        if times.ndim != 1 or times.shape[0] != n_features:
+            raise ValueError(
+                f"feature_times has shape {times.shape} but X has {n_features} features; "
+                f"pass one time per column, shape ({n_features},), or None."
+            )
+        if not np.isfinite(times).all():
+            raise ValueError("feature_times must be finite (one time per column).")
+        gaps = np.diff(np.unique(times))
+        # The median spacing becomes one time unit, the scale the network's mollifier
+        # bandwidth and Fourier periods are initialised for.
+        scale = float(np.median(gaps)) if gaps.size else 1.0
+        return times / scale, scale
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X: ArrayLike, y: ArrayLike) -> LevyAttentionRegressor:
+        """Standardise, tokenise and train.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features; ``NaN`` marks a feature not observed in that row.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets (finite).
+
+        Returns
+        -------
+        self : LevyAttentionRegressor
+            Fitted: writes ``net_``, ``n_features_in_`` (and ``feature_names_in_`` for
+            DataFrames), ``n_targets_``, ``x_mean_``, ``x_scale_``, ``y_mean_``, ``y_scale_``,
+            ``feature_times_``, ``time_scale_``; deletes ``conformal_``.
+        """
+        self._check_params()
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            dtype=np.float64,
+            ensure_all_finite="allow-nan",
+            multi_output=True,
+            y_numeric=True,
+        )
+        self._y_1d = y.ndim == 1
+        Y = y.reshape(len(y), -1)
+        self.n_targets_ = Y.shape[1]
+        self.feature_times_, self.time_scale_ = self._check_feature_times(X.shape[1])
+
+        with warnings.catch_warnings():
+            # A column with no observed value has no mean; it is handled just below.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            x_mean = np.nanmean(X, axis=0)
+            x_scale = np.nanstd(X, axis=0)
+        self.x_mean_ = np.where(np.isfinite(x_mean), x_mean, 0.0)
+        self.x_scale_ = np.where(np.isfinite(x_scale) & (x_scale > 0), x_scale, 1.0)
+        self.y_mean_ = Y.mean(axis=0)
+        y_scale = Y.std(axis=0)
+        self.y_scale_ = np.where(y_scale > 0, y_scale, 1.0)
+
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        target = ((Y - self.y_mean_) / self.y_scale_).astype(np.float32)
+        X_train = X
+        n_prior = math.ceil(self.prior_fraction * len(X))
+        if n_prior:
+            rows = rng.choice(len(X), size=n_prior, replace=n_prior > len(X))
+            X_train = np.vstack([X, np.full((n_prior, X.shape[1]), np.nan)])
+            target = np.concatenate([target, target[rows]])
+        params = {name: getattr(self, name) for name in NET_PARAMS}
+        params["random_state"] = seed
+        n_valid = math.ceil(self.validation_fraction * len(X_train))
+        if n_valid < _MIN_VALIDATION_ROWS or len(X_train) - n_valid < 1:
+            params["validation_fraction"] = 0.0
+        net = make_levy_net(
+            n_channels=X.shape[1],
+            n_targets=self.n_targets_,
+            positional_keys=bool(self.positional_keys),
+            # Output heads start at rates 1 … 1000: some where evidence is plentiful (precise
+            # means), some where it is scarce (σ that tracks how much of the row was seen).
+            rate=np.logspace(0, 3, self.n_heads).tolist(),
+            **params,
+        )
+        # The Lévy layer's positive scalars (rate, sharpness, bandwidth, look-back) live on the
+        # log scale, where Adam's steps of about ``lr`` would take thousands of steps to move
+        # a rate by a factor of 10; they get a larger learning rate.
+        net.set_params(optimizer__param_groups=[("*log_*", {"lr": _LOG_PARAM_LR * self.lr})])
+        tokens = self._tokens(X_train)
+        self.net_: LevyNeuralNet = fit_levy_net(net, tokens, target, seed)
+        if self.loss == "mse" and n_prior:
+            # fit_levy_net calibrated σ on rows that include the all-hidden prior rows, whose
+            # residuals span all of y; calibrate on real rows (held out when there are any).
+            rows = np.arange(len(X))
+            if net.train_split is not None:
+                _, valid = net.get_split_datasets(tokens, target)
+                rows = np.asarray(valid.indices)
+                rows = rows[rows < len(X)]
+            if rows.size:
+                self.net_.calibrate(take_tokens(tokens, rows), target[rows])
+        if hasattr(self, "conformal_"):
+            del self.conformal_
+        return self
+
+    def _tokens(self, X: NDArray) -> dict[str, NDArray]:
+        return tokens_from_rows(
+            (X - self.x_mean_) / self.x_scale_, self.n_targets_, self.feature_times_
+        )
+
+    # ------------------------------------------------------------------ prediction
+    def _moments(self, X: ArrayLike) -> tuple[NDArray, NDArray, NDArray, NDArray]:
+        """Mean, std ``(n, Q)`` and evidence, disagreement ``(n, Q, H)`` in target units."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
+        out = self.net_.predict_moments(self._tokens(X))
+        mean = out.mean * self.y_scale_ + self.y_mean_
+        std = np.sqrt(out.variance) * self.y_scale_
+        disagreement = out.disagreement * self.y_scale_[:, None] ** 2
+        return mean, std, out.evidence, disagreement
+
+    def _shape(self, a: NDArray) -> NDArray:
+        """Drop the target axis (axis 1) when ``y`` was one-dimensional in ``fit``."""
+        return a[:, 0] if self._y_1d else a
+
+    def predict(self, X: ArrayLike, return_std: bool = False) -> NDArray | tuple[NDArray, NDArray]:
+        """Predictive mean and, optionally, standard deviation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            ``NaN`` marks an unobserved feature.
+        return_std : bool, default=False
+            Also return σ (the ``GaussianProcessRegressor`` convention, which MAPIE's
+            ``"std_normalized"`` score relies on).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            Shaped like ``y`` in ``fit``.
+        std : ndarray, same shape as ``mean``
+            Only with ``return_std=True``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(60, 2))
+        >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X @ [1.0, 2.0])
+        >>> mean, std = reg.predict(X[:3], return_std=True)
+        >>> mean.shape, std.shape
+        ((3,), (3,))
+        """
+        mean, std, _, _ = self._moments(X)
+        if return_std:
+            return self._shape(mean), self._shape(std)
+        return self._shape(mean)
+
+    def predict_interval(
+        self,
+        X: ArrayLike,
+        coverage: float | Sequence[float] = 0.9,
+        method: str = "gaussian",
+    ) -> NDArray:
+        """Central prediction intervals.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            ``NaN`` marks an unobserved feature.
+        coverage : float or list of float, default=0.9
+            Nominal coverage(s), each strictly between 0 and 1.
+        method : {"gaussian", "conformal"}, default="gaussian"
+            ``"gaussian"``: ``mean ± z σ`` with ``z`` the ``(1 + coverage) / 2`` normal
+            quantile of the single-pass σ. ``"conformal"``: split-conformal intervals from
+            MAPIE with the score ``|y − μ| / σ``, calibrated by :meth:`conformalize`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2[, n_targets][, n_coverages])
+            ``[:, 0]`` lower and ``[:, 1]`` upper bounds (MAPIE's layout). The target axis is
+            present when ``y`` was two-dimensional in ``fit``; the coverage axis when
+            ``coverage`` is a list.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(60, 2))
+        >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X @ [1.0, 2.0])
+        >>> reg.predict_interval(X[:3]).shape
+        (3, 2)
+        >>> reg.predict_interval(X[:3], coverage=[0.5, 0.8, 0.95]).shape
+        (3, 2, 3)
+        """
+        levels, scalar = check_coverage(coverage)
+        if method not in _INTERVAL_METHODS:
+            raise ValueError(f"method={method!r} must be one of {_INTERVAL_METHODS}.")
+        if method == "conformal" and not hasattr(self, "conformal_"):
+            raise ValueError(
+                "method='conformal' needs a calibration set: call "
+                "conformalize(X_cal, y_cal) on rows not used in fit first."
+            )
+        mean, std, _, _ = self._moments(X)
+        if method == "gaussian":
+            z = norm.ppf(0.5 + 0.5 * np.asarray(levels))
+            lower = mean[..., None] - z * std[..., None]
+            upper = mean[..., None] + z * std[..., None]
+        else:
+            lower, upper = self.conformal_.interval(mean, std, levels)
+        bounds = np.stack([lower, upper], axis=1)  # (n, 2, Q, L)
+        if self._y_1d:
+            bounds = bounds[:, :, 0]
+        return bounds[..., 0] if scalar else bounds
+
+    def predict_uncertainty(self, X: ArrayLike) -> Bunch:
+        """Per-sample uncertainty breakdown: why is a prediction uncertain?
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            ``NaN`` marks an unobserved feature.
+
+        Returns
+        -------
+        Bunch
+            ``mean``, ``std``: as :meth:`predict` returns them.
+            ``evidence``: expected number of Poisson points supporting the prediction,
+            summed over the output layer's heads; low means too little data (σ then grows
+            toward the prior's spread). ``disagreement``: spread of the attended values seen
+            through the readout, summed over heads, in squared target units; high means the
+            observations conflict. Both are shaped like ``mean``.
+            ``evidence_per_head``, ``disagreement_per_head``: the same per head, with a
+            trailing head axis. For ``attention="softmax"`` evidence and disagreement are 0.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(60, 2))
+        >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X @ [1.0, 2.0])
+        >>> u = reg.predict_uncertainty(X[:3])
+        >>> sorted(u)
+        ['disagreement', 'disagreement_per_head', 'evidence', 'evidence_per_head', 'mean', 'std']
+        >>> u.evidence.shape, u.evidence_per_head.shape
+        ((3,), (3, 8))
+        """
+        mean, std, evidence, disagreement = self._moments(X)
+        return Bunch(
+            mean=self._shape(mean),
+            std=self._shape(std),
+            evidence=self._shape(evidence.sum(-1)),
+            disagreement=self._shape(disagreement.sum(-1)),
+            evidence_per_head=self._shape(evidence),
+            disagreement_per_head=self._shape(disagreement),
+        )
+
+    # ------------------------------------------------------------------ conformal
+    def conformalize(self, X_cal: ArrayLike, y_cal: ArrayLike) -> LevyAttentionRegressor:
+        """Calibrate split-conformal intervals on held-out rows (MAPIE, score ``|y − μ|/σ``).
+
+        Parameters
+        ----------
+        X_cal : array-like of shape (n_cal, n_features)
+            Rows not used in :meth:`fit`.
+        y_cal : array-like of shape (n_cal,) or (n_cal, n_targets)
+            Their targets.
+
+        Returns
+        -------
+        self : LevyAttentionRegressor
+            Writes ``conformal_`` (a :class:`~levy_sklearn.conformal.ConformalCalibrator`),
+            used by ``predict_interval(..., method="conformal")``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(300, 2))
+        >>> y = X[:, 0] + 0.3 * rng.normal(size=300)
+        >>> reg = LevyAttentionRegressor(max_epochs=3, random_state=0).fit(X[:150], y[:150])
+        >>> reg = reg.conformalize(X[150:250], y[150:250])
+        >>> reg.predict_interval(X[250:], coverage=0.9, method="conformal").shape
+        (50, 2)
+        """
+        mean, std, _, _ = self._moments(X_cal)
+        y_cal = check_array(y_cal, ensure_2d=False, dtype=np.float64, input_name="y_cal")
+        if len(y_cal) != len(mean):
+            raise ValueError(f"X_cal has {len(mean)} rows but y_cal has {len(y_cal)}.")
+        y_cal = y_cal.reshape(len(mean), -1)
+        if y_cal.shape[1] != self.n_targets_:
+            raise ValueError(
+                f"y_cal has {y_cal.shape[1]} targets but the model was fitted on "
+                f"{self.n_targets_}; pass y_cal shaped like y in fit."
+            )
+        self.conformal_ = ConformalCalibrator(mean, std, y_cal)
+        return self

@@ -1,0 +1,158 @@
+"""Split-conformal calibration of precomputed Gaussian moments (levy_sklearn.conformal)."""
+
+import math
+
+import numpy as np
+import pytest
+from mapie.regression import SplitConformalRegressor
+from sklearn.base import clone
+
+from levy_sklearn.conformal import (
+    ConformalCalibrator,
+    MomentsRegressor,
+    SigmaNormalisedScore,
+    check_coverage,
+    conformal_interval,
+    fit_conformal,
+)
+
+
+def heteroscedastic(n, rng):
+    """Moments of a perfectly specified model: y ~ N(mean, std²)."""
+    mean = rng.normal(size=n)
+    std = rng.uniform(0.2, 3.0, size=n)
+    return mean, std, mean + std * rng.normal(size=n)
+
+
+def textbook_quantile(scores, level):
+    """The ⌈level·(n+1)⌉-th smallest score: the split-conformal quantile, written out here."""
+    k = math.ceil(level * (len(scores) + 1))
+    return np.sort(scores)[k - 1]
+
+
+def test_moments_regressor_returns_its_columns():
+    moments = np.array([[1.0, 0.5], [-2.0, 3.0]])
+    reg = MomentsRegressor()
+    np.testing.assert_array_equal(reg.predict(moments), [1.0, -2.0])
+    mean, std = reg.predict(moments, return_std=True)
+    np.testing.assert_array_equal(mean, [1.0, -2.0])
+    np.testing.assert_array_equal(std, [0.5, 3.0])
+    assert reg.fit(moments) is reg
+    assert clone(reg).__sklearn_is_fitted__()
+
+
+def test_moments_regressor_rejects_other_shapes():
+    with pytest.raises(ValueError, match="2 columns"):
+        MomentsRegressor().predict(np.ones((3, 3)))
+
+
+@pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95])
+def test_interval_is_textbook_split_conformal(level):
+    rng = np.random.default_rng(0)
+    mean, std, y = heteroscedastic(199, rng)
+    fitted = fit_conformal(mean, std, y, level)
+    new_mean, new_std = rng.normal(size=5), rng.uniform(0.5, 2.0, size=5)
+    lower, upper = conformal_interval(fitted, new_mean, new_std)
+    q = textbook_quantile(np.abs(y - mean) / std, level)
+    np.testing.assert_allclose(lower[:, 0], new_mean - q * new_std, rtol=1e-12)
+    np.testing.assert_allclose(upper[:, 0], new_mean + q * new_std, rtol=1e-12)
+
+
+def test_symmetric_where_std_normalized_is_not():
+    # The reason for SigmaNormalisedScore: MAPIE 1.6's "std_normalized" reads its lower bound
+    # from one order statistic below the upper one.
+    rng = np.random.default_rng(1)
+    mean, std, y = heteroscedastic(100, rng)
+    cal, new = np.column_stack([mean, std]), np.array([[0.0, 1.0]])
+    bounds = {}
+    for name, score in [("ours", SigmaNormalisedScore()), ("mapie", "std_normalized")]:
+        mapie = SplitConformalRegressor(
+            MomentsRegressor(), confidence_level=0.9, conformity_score=score, prefit=True
+        ).conformalize(cal, y)
+        bounds[name] = mapie.predict_interval(new)[1][0, :, 0]
+    q = textbook_quantile(np.abs(y - mean) / std, 0.9)
+    np.testing.assert_allclose(bounds["ours"], [-q, q])
+    assert bounds["mapie"][1] == pytest.approx(q)
+    assert -bounds["mapie"][0] < q
+
+
+def test_score_can_ask_a_fitted_model_for_sigma():
+    rng = np.random.default_rng(2)
+    mean, std, y = heteroscedastic(300, rng)
+    X = np.column_stack([mean, std])
+    via_model = SplitConformalRegressor(
+        MomentsRegressor(),
+        conformity_score=SigmaNormalisedScore(sigma_estimator=MomentsRegressor()),
+        prefit=True,
+    ).conformalize(X, y)
+    via_columns = SplitConformalRegressor(
+        MomentsRegressor(), conformity_score=SigmaNormalisedScore(), prefit=True
+    ).conformalize(X, y)
+    np.testing.assert_allclose(
+        via_model.predict_interval(X[:7])[1], via_columns.predict_interval(X[:7])[1]
+    )
+
+
+def test_empirical_coverage_matches_nominal():
+    rng = np.random.default_rng(3)
+    hits = {0.5: [], 0.9: []}
+    for _ in range(40):
+        mean, std, y = heteroscedastic(300, rng)
+        cal = ConformalCalibrator(mean[:150], std[:150], y[:150])
+        lower, upper = cal.interval(mean[150:], std[150:], coverage=[0.5, 0.9])
+        for j, level in enumerate(hits):
+            inside = (y[150:] >= lower[:, j]) & (y[150:] <= upper[:, j])
+            hits[level].append(inside.mean())
+    # Split conformal guarantees ≥ level, and at most level + 1/(n_cal + 1) on average.
+    for level, h in hits.items():
+        assert level - 0.02 <= np.mean(h) <= level + 1 / 151 + 0.02
+
+
+def test_multi_target_and_missing_targets():
+    rng = np.random.default_rng(4)
+    cols = [heteroscedastic(200, rng) for _ in range(2)]
+    mean, std, y = (np.column_stack([c[i] for c in cols]) for i in range(3))
+    y_holes = y.copy()
+    y_holes[:50, 1] = np.nan  # unobserved: left out of target 1's calibration
+    fitted = fit_conformal(mean, std, y_holes, [0.8, 0.9])
+    assert len(fitted) == 2
+    lower, upper = conformal_interval(fitted, mean[:6], std[:6])
+    assert lower.shape == upper.shape == (6, 2, 2)
+    alone = fit_conformal(mean[50:, 1], std[50:, 1], y[50:, 1], [0.8, 0.9])
+    np.testing.assert_allclose(conformal_interval(alone, mean[:6, 1], std[:6, 1])[1], upper[:, 1])
+    assert (upper[:, :, 1] > upper[:, :, 0]).all()
+
+
+def test_calibrator_scalar_and_list_shapes_and_cache():
+    rng = np.random.default_rng(5)
+    mean, std, y = heteroscedastic(100, rng)
+    cal = ConformalCalibrator(mean, std, y)
+    lower, upper = cal.interval(mean[:4], std[:4], coverage=0.9)
+    assert lower.shape == upper.shape == (4,)
+    lower2, _ = cal.interval(mean[:4], std[:4], coverage=[0.9])
+    assert lower2.shape == (4, 1)
+    np.testing.assert_array_equal(lower, lower2[:, 0])
+    assert cal.conformalizers(0.9) is cal.conformalizers(0.9)
+    assert cal.n_samples == 100 and cal.n_targets == 1
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, 1.5, -0.1, [0.5, 1.0], []])
+def test_bad_coverage_is_rejected(bad):
+    with pytest.raises(ValueError, match="strictly between 0 and 1"):
+        check_coverage(bad)
+
+
+def test_too_few_calibration_rows_for_the_level_is_mapie_error():
+    rng = np.random.default_rng(6)
+    mean, std, y = heteroscedastic(5, rng)
+    fitted = fit_conformal(mean, std, y, 0.99)
+    with pytest.raises(ValueError, match="too low"):
+        conformal_interval(fitted, mean, std)
+
+
+def test_shape_mismatch_is_rejected():
+    with pytest.raises(ValueError, match="same shape"):
+        fit_conformal(np.zeros(5), np.ones(4), np.zeros(5))
+    fitted = fit_conformal(np.zeros(20), np.ones(20), np.linspace(-1, 1, 20), 0.5)
+    with pytest.raises(ValueError, match="one\\s+column per fitted target"):
+        conformal_interval(fitted, np.zeros((3, 2)), np.ones((3, 2)))
