@@ -339,6 +339,9 @@ class SeriesWindows(NamedTuple):
         Which input series each window was cut from.
     cutoffs : ndarray of shape (n,)
         Absolute cutoff time of each window.
+    origins : ndarray of shape (n,)
+        Absolute time origin of each window: its last context observation (its cutoff when
+        the context is empty). Token and query times are relative to it.
     n_context : ndarray of shape (n,)
         Number of tokens in each window's context.
     """
@@ -350,6 +353,7 @@ class SeriesWindows(NamedTuple):
     query_valid: np.ndarray
     series: np.ndarray
     cutoffs: np.ndarray
+    origins: np.ndarray
     n_context: np.ndarray
 
 
@@ -396,12 +400,15 @@ def series_windows(
     max_tokens: int | None = None,
     max_queries: int | None = None,
     min_scale: float = 0.05,
+    origin_queries: Sequence[float] = (),
 ) -> SeriesWindows:
     """Cut continuous-time windows from series and turn them into tokens and queries.
 
     For every series ``i`` and every cutoff ``c`` in ``cutoffs[i]``, the context is every
     observed cell with time in ``(c − context_length, c]`` (one token per non-NaN cell,
-    channel = column; a NaN is no token), with times made relative to ``c``. The queries are
+    channel = column; a NaN is no token). Times are made relative to the window's origin,
+    its last context observation (``c`` itself when the context is empty), so a gap between
+    the last observation and the cutoff lengthens the horizon of every query. The queries are
     either the observed rows in ``(c, c + horizon]`` (training: targets are their values,
     ``NaN`` for unobserved channels) or the given relative ``query_times`` (prediction:
     targets ``NaN``), each asked for every channel. Both context and targets are normalised by
@@ -424,7 +431,8 @@ def series_windows(
     horizon : float, optional
         Target span for training windows; give either this or ``query_times``.
     query_times : sequence of ndarray, optional
-        Relative times to predict at, one array per series (shared by its windows).
+        Times to predict at, relative to the cutoff, one array per series (shared by its
+        windows).
     target_end : sequence of float, optional
         Per series, targets later than this absolute time are hidden (``NaN``): used to keep
         a calibration period out of training.
@@ -436,6 +444,9 @@ def series_windows(
         Keep at most this many target rows per training window (evenly spaced).
     min_scale : float, default=0.05
         Added in quadrature to each context spread.
+    origin_queries : sequence of float, default=()
+        Extra queries appended to every window, at these times after its origin (e.g. the
+        training horizon, as a reference); their targets are ``NaN``.
 
     Returns
     -------
@@ -454,6 +465,11 @@ def series_windows(
     [[1.0, 2.0]]
     >>> np.round(w.targets * w.query_scale + w.query_loc, 6).tolist()  # back to values
     [[5.0, 6.0]]
+    >>> g = series_windows([t], [v], [np.array([2.0])], context_length=3, horizon=2)
+    >>> g.origins.tolist(), g.tokens["times"].tolist()  # t = 2 is missing: origin at t = 1
+    ([1.0], [[-1.0, 0.0]])
+    >>> g.tokens["query_times"].tolist()
+    [[2.0, 3.0]]
     >>> p = series_windows([t], [v], [np.array([5.0])], context_length=4,
     ...                    query_times=[np.array([0.5, 10.0])], normalization="trend")
     >>> p.tokens["query_times"].tolist(), np.round(p.query_loc, 6).tolist()  # the trend line
@@ -465,7 +481,7 @@ def series_windows(
         raise ValueError("Give exactly one of horizon (training) and query_times (prediction).")
     n_channels = int(np.shape(values[0])[1]) if len(values) else 1
     events, q_rel, q_chan, q_target, q_loc, q_scale = [], [], [], [], [], []
-    series_id, window_cut, n_context = [], [], []
+    series_id, window_cut, n_context, origin = [], [], [], []
     for i, (t_i, v_i) in enumerate(zip(times, values, strict=True)):
         t_i = np.asarray(t_i, dtype=np.float64)
         v_i = np.asarray(v_i, dtype=np.float64).reshape(len(t_i), n_channels)
@@ -480,6 +496,10 @@ def series_windows(
             if max_tokens is not None and tt.size > max_tokens:
                 keep = np.argsort(tt, kind="stable")[-max_tokens:]
                 tt, chans, vv = tt[keep], chans[keep], vv[keep]
+            # Time origin: the last observation (the cutoff if there is none), so a gap before
+            # the cutoff lengthens every horizon instead of going unseen.
+            shift = tt.max() if tt.size else 0.0
+            tt = tt - shift
             level, slope, scale = _window_normalisation(
                 tt, chans, vv, n_channels, normalization, min_scale
             )
@@ -495,6 +515,9 @@ def series_windows(
             else:
                 rel = np.asarray(query_times[i], dtype=np.float64)
                 tgt = np.full((rel.size, n_channels), np.nan)
+            extra = np.asarray(origin_queries, dtype=np.float64)
+            rel = np.concatenate([rel - shift, extra])
+            tgt = np.concatenate([tgt, np.full((extra.size, n_channels), np.nan)])
             rel_q = np.repeat(rel, n_channels)
             chan_q = np.tile(np.arange(n_channels), rel.size)
             loc_q = level[chan_q] + slope[chan_q] * rel_q
@@ -507,6 +530,7 @@ def series_windows(
             q_scale.append(scale_q)
             series_id.append(i)
             window_cut.append(c)
+            origin.append(c + shift)
             n_context.append(tt.size)
     n = len(events)
     width = max([1, *(q.size for q in q_rel)])
@@ -527,5 +551,6 @@ def series_windows(
         query_valid=valid,
         series=np.asarray(series_id, dtype=np.int64),
         cutoffs=np.asarray(window_cut, dtype=np.float64),
+        origins=np.asarray(origin, dtype=np.float64),
         n_context=np.asarray(n_context, dtype=np.int64),
     )

@@ -1,0 +1,725 @@
+"""LevyForecaster: an sktime probabilistic forecaster built on Lévy attention.
+
+Every observation of a (possibly irregular, multivariate, gappy) series is a token
+``(time, channel, value)``; a training window is the context in a look-back span before a cutoff
+and the observations in a horizon span after it. Time is measured in a characteristic unit
+(the median spacing) relative to the window's cutoff, values are standardised per channel and
+then normalised by the window's own context (RevIN style), and one deterministic forward pass
+of :class:`~levy_sklearn.network.LevyNet` returns the predictive mean and the closed-form
+variance of every query (see ``DESIGN.md`` §2-§4). The windowing lives in
+:mod:`levy_sklearn.adapters`, the training loop in :mod:`levy_sklearn.training`, conformal
+calibration in :mod:`levy_sklearn.conformal`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
+
+from .adapters import (
+    NORMALIZATIONS,
+    SeriesWindows,
+    index_kind,
+    index_to_time,
+    median_spacing,
+    series_windows,
+    span_in_units,
+)
+from .conformal import ConformalCalibrator
+from .training import NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net, seeded
+
+__all__ = ["LevyForecaster"]
+
+_INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
+_TIMEDELTA_KINDS = ("datetime", "timedelta")
+# Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
+# Fitted attributes that pretraining needs while cutting windows, but must not leave behind.
+_FIT_AXIS = (
+    "time_unit_",
+    "time_kind_",
+    "context_span_",
+    "horizon_span_",
+    "channel_mean_",
+    "channel_scale_",
+)
+_PRETRAINED = [
+    "pretrained_net_",
+    "pretrained_time_unit_",
+    "pretrained_time_kind_",
+    "pretrained_n_channels_",
+]
+
+
+def _instances(y: pd.DataFrame) -> list[tuple[Hashable, pd.DataFrame]]:
+    """Split a Series/Panel/Hierarchical frame into ``(instance key, time-indexed frame)``."""
+    if not isinstance(y.index, pd.MultiIndex):
+        return [(None, y.sort_index())]
+    levels = list(range(y.index.nlevels - 1))
+    return [
+        (key, frame.droplevel(levels).sort_index())
+        for key, frame in y.groupby(level=levels, sort=False)
+    ]
+
+
+def _compatible_kinds(a: str, b: str) -> bool:
+    return a == b or (a in _TIMEDELTA_KINDS and b in _TIMEDELTA_KINDS)
+
+
+class LevyForecaster(BaseForecaster):
+    r"""Probabilistic forecaster for irregular, multivariate series and panels (Lévy attention).
+
+    Each observed cell of ``y`` is a token ``(time, channel, value)``; ``NaN`` means "not
+    observed" (no token, never imputed). Training windows are cut in continuous time: for
+    every cutoff (a time point of the series), the context is what was observed in the
+    ``context_length`` before it and the targets are the observations in the
+    ``max_horizon`` after it. Times are measured in a time unit (the median spacing of the
+    training data) relative to the cutoff; values are standardised per channel, then
+    normalised by each window's own context (instance normalisation: ``normalization="trend"``
+    removes the context's least-squares line, so trends and level shifts beyond the training
+    range extrapolate). One forward pass gives the mean and the closed-form Lévy variance of
+    every forecast, mapped back to data units (variances by the square of the scales).
+
+    Uncertainty grows where it should: the network is trained with a proper scoring rule on
+    all horizons up to ``max_horizon``, so σ grows with the horizon; horizons count from the
+    last observation (a window's time origin), so a gap before the cutoff lengthens them and
+    σ grows across gaps; a sparse history gives the attention little evidence (``Λ``), whose
+    closed-form variance is larger. Beyond ``max_horizon`` after the last observation (no
+    training signal there) the mean is the network's extrapolation and the variance is
+    floored by the variance at ``max_horizon`` times ``horizon / max_horizon`` (random-walk
+    growth).
+
+    A panel passed to ``fit`` trains one global model over all its series and forecasts each
+    of them. ``pretrain(panel)`` followed by ``fit(series)`` forecasts a series never seen in
+    training: ``fit`` then keeps the pretrained network (zero-shot) and only sets the
+    series' context and scaling (and calibrates, see ``calibration_fraction``).
+
+    ``fh`` may hold absolute time points anywhere after the cutoff (also between or far beyond
+    the training horizon), relative ``pd.Timedelta`` spans, or relative integer steps where
+    the index is regular (a ``freq``, a period or integer index, or evenly spaced
+    timestamps); integer steps on an irregular ``DatetimeIndex`` raise a ``ValueError`` that
+    asks for timestamps or Timedeltas. A time at or before the cutoff (in-sample) is
+    forecast from what was observed strictly before it. ``predict``, ``predict_var``,
+    ``predict_proba``, ``predict_interval`` and ``predict_quantiles`` all come from the same
+    Normal(mean, σ²), except that with ``calibration_fraction > 0`` the intervals and
+    quantiles are the conformal ones (still centred on the mean) while ``predict_var`` and
+    ``predict_proba`` keep the model's own σ. ``fit`` and ``update`` keep the observed
+    history of every series (the context of later forecasts); ``self._y`` is not used.
+
+    Exogenous ``X`` is ignored (``capability:exogenous`` is ``False``): future values of
+    exogenous series would have to be supplied for every forecast time, which this
+    continuous-time model does not yet ask for. Pass related series as extra columns of
+    ``y`` instead; they become channels, forecast jointly.
+
+    Parameters
+    ----------
+    context_length : float, int, str or pd.Timedelta, default=36
+        Look-back span of every window: a number of time units (median spacings, so a count
+        of steps on regular data) or a time span such as ``"3D"`` (datetime/timedelta
+        indexes only).
+    max_horizon : float, int, str or pd.Timedelta, default=12
+        Span after each training cutoff whose observations are training targets; the
+        forecaster is trained for forecasts up to this far ahead (see above for beyond).
+    normalization : {"trend", "mean", "none"}, default="trend"
+        Per-window instance normalisation of context and targets: remove the context's
+        least-squares line (``"trend"``) or its mean (``"mean"``), and divide by the spread of
+        what is left; ``"none"`` uses the global per-channel standardisation only.
+    max_tokens : int, default=256
+        At most this many context tokens per window (the latest).
+    windows_per_series : int, default=512
+        At most this many training windows per series (evenly spaced cutoffs, latest kept).
+    calibration_fraction : float, default=0.0
+        If positive, the last fraction of each training series' time span is held out: the
+        network trains on windows whose targets precede it, and the windows whose cutoffs
+        fall in it calibrate split-conformal intervals (MAPIE, score ``|y − ŷ| / σ``), which
+        ``predict_interval`` and ``predict_quantiles`` then return. After ``pretrain``, every
+        window of the series given to ``fit`` is held out (the network never saw it).
+    refit_on_update : bool, default=False
+        If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
+        recalibrates a pretrained network); otherwise ``update`` only extends the context,
+        which is cheap.
+    d_model, n_heads, n_windowed_heads, n_layers, attention, dropout : see LevyNet
+        Network shape (defaults 32, 4, 2, 1, ``"levy"``, 0.1).
+    loss : {"crps", "nll", "mse"}, default="crps"
+        Training loss on (mean, σ) of every target.
+    lr, max_epochs, batch_size, validation_fraction, patience, weight_decay : training
+        AdamW with cosine-annealed learning rate (defaults 1e-2, 200, 32, 0.0, None, 0.05).
+        The defaults were chosen on the load_airline backtest in
+        ``benchmarks/forecaster_airline.py``: fewer epochs or a lower rate left σ too wide,
+        more without dropout and weight decay overfit (over-confident folds).
+    device : str, default="cpu"
+        Torch device.
+    random_state : int or None, default=None
+        Seed of every random choice of training (weights, shuffling, dropout, splits).
+    verbose : int, default=0
+        skorch verbosity.
+
+    Attributes
+    ----------
+    net_ : LevyNeuralNet
+        The trained (or pretrained) skorch net.
+    time_unit_ : pd.Timedelta or float
+        The time unit (median spacing) of the windows.
+    time_kind_ : str
+        Kind of the time index (see :func:`~levy_sklearn.adapters.index_kind`).
+    context_span_, horizon_span_ : float
+        ``context_length`` and ``max_horizon`` in time units.
+    channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
+        Per-channel standardisation.
+    n_channels_ : int
+        Number of columns of ``y``.
+    calibrator_ : ConformalCalibrator or None
+        Split-conformal calibration, when ``calibration_fraction > 0``.
+    pretrained_net_, pretrained_time_unit_, pretrained_time_kind_, pretrained_n_channels_
+        Written by ``pretrain`` and kept by later ``fit`` calls.
+
+    Examples
+    --------
+    >>> from sktime.datasets import load_airline
+    >>> from levy_sklearn.forecaster import LevyForecaster
+    >>> y = load_airline()
+    >>> forecaster = LevyForecaster(max_epochs=5, random_state=0)
+    >>> forecaster.fit(y)
+    LevyForecaster(max_epochs=5, random_state=0)
+    >>> y_pred = forecaster.predict(fh=[1, 2, 3])
+    >>> intervals = forecaster.predict_interval(fh=[1, 2, 3], coverage=0.9)
+    >>> y_pred.shape, intervals.shape
+    ((3,), (3, 2))
+    >>> bool((intervals.iloc[:, 0] < y_pred).all() and (y_pred < intervals.iloc[:, 1]).all())
+    True
+    """
+
+    _tags = {
+        "authors": ["levy-sklearn developers"],
+        "maintainers": ["levy-sklearn developers"],
+        "y_inner_mtype": _INNER_MTYPES,
+        "X_inner_mtype": _INNER_MTYPES,
+        "capability:exogenous": False,
+        "capability:multivariate": True,
+        "capability:missing_values": True,
+        "capability:insample": True,
+        "capability:pred_int": True,
+        "capability:pred_int:insample": True,
+        "capability:update": True,
+        "capability:pretrain": True,
+        "pretrain:fitted_params": _PRETRAINED,
+        "capability:unequal_length": True,
+        "capability:categorical_in_X": False,
+        "capability:random_state": True,
+        "property:randomness": "derandomized",
+        "requires-fh-in-fit": False,
+        "fit_is_empty": False,
+    }
+
+    def __init__(
+        self,
+        context_length: float | str | pd.Timedelta = 36,
+        max_horizon: float | str | pd.Timedelta = 12,
+        normalization: str = "trend",
+        max_tokens: int = 256,
+        windows_per_series: int = 512,
+        calibration_fraction: float = 0.0,
+        refit_on_update: bool = False,
+        d_model: int = 32,
+        n_heads: int = 4,
+        n_windowed_heads: int = 2,
+        n_layers: int = 1,
+        attention: str = "levy",
+        dropout: float = 0.1,
+        loss: str = "crps",
+        lr: float = 1e-2,
+        max_epochs: int = 200,
+        batch_size: int = 32,
+        validation_fraction: float = 0.0,
+        patience: int | None = None,
+        weight_decay: float = 0.05,
+        device: str = "cpu",
+        random_state: int | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.context_length = context_length
+        self.max_horizon = max_horizon
+        self.normalization = normalization
+        self.max_tokens = max_tokens
+        self.windows_per_series = windows_per_series
+        self.calibration_fraction = calibration_fraction
+        self.refit_on_update = refit_on_update
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.n_windowed_heads = n_windowed_heads
+        self.n_layers = n_layers
+        self.attention = attention
+        self.dropout = dropout
+        self.loss = loss
+        self.lr = lr
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.weight_decay = weight_decay
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        super().__init__()
+
+    # ------------------------------------------------------------------ validation helpers
+
+    def _check_params(self) -> None:
+        if self.normalization not in NORMALIZATIONS:
+            raise ValueError(
+                f"normalization={self.normalization!r} must be one of {NORMALIZATIONS}."
+            )
+        if not 0.0 <= self.calibration_fraction < 1.0:
+            raise ValueError(
+                f"calibration_fraction={self.calibration_fraction!r} must be in [0, 1), e.g. "
+                "0.2 to hold out the last 20% of each series for conformal calibration."
+            )
+        for name in ("max_tokens", "windows_per_series"):
+            value = getattr(self, name)
+            if not isinstance(value, int | np.integer) or value < 1:
+                raise ValueError(f"{name}={value!r} must be a positive integer.")
+
+    def _set_time_axis(self, indexes: list[pd.Index]) -> None:
+        """Write ``time_kind_``, ``time_unit_`` and the spans in time units."""
+        kinds = {index_kind(ix) for ix in indexes}
+        if len(kinds) > 1 and not kinds <= set(_TIMEDELTA_KINDS):
+            raise TypeError(f"All series must share one kind of time index, got {kinds}.")
+        kind = kinds.pop()
+        pretrained_kind = getattr(self, "pretrained_time_kind_", None)
+        if pretrained_kind is not None:
+            if not _compatible_kinds(pretrained_kind, kind):
+                raise ValueError(
+                    f"The forecaster was pretrained on a {pretrained_kind} time index but fit "
+                    f"got a {kind} one; its network measures time in the pretraining unit, so "
+                    "fit it on a series indexed like the pretraining panel."
+                )
+            self.time_unit_ = self.pretrained_time_unit_
+        else:
+            self.time_unit_ = median_spacing(indexes)
+        self.time_kind_ = kind
+        self.context_span_ = span_in_units(self.context_length, self.time_unit_, "context_length")
+        self.horizon_span_ = span_in_units(self.max_horizon, self.time_unit_, "max_horizon")
+
+    def _fit_scaling(self, series: list[tuple[Hashable, pd.DataFrame]]) -> None:
+        values = np.concatenate([frame.to_numpy(dtype=np.float64) for _, frame in series])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN channels
+            mean = np.nanmean(values, axis=0)
+            scale = np.nanstd(values, axis=0)
+        self.channel_mean_ = np.where(np.isfinite(mean), mean, 0.0)
+        self.channel_scale_ = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+
+    def _arrays(
+        self, series: list[tuple[Hashable, pd.DataFrame]]
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Times in units and standardised values of every series."""
+        times = [index_to_time(frame.index, self.time_unit_) for _, frame in series]
+        values = [
+            (frame.to_numpy(dtype=np.float64) - self.channel_mean_) / self.channel_scale_
+            for _, frame in series
+        ]
+        return times, values
+
+    # ------------------------------------------------------------------ windows and training
+
+    def _cutoffs(
+        self, times: np.ndarray, values: np.ndarray, start: float, stop: float
+    ) -> np.ndarray:
+        """Cutoffs in ``[start, stop)`` with a non-empty context and at least one target."""
+        observed = np.isfinite(values).any(axis=1)
+        count = np.concatenate([[0], np.cumsum(observed)])
+        n_context = (
+            count[np.searchsorted(times, times, side="right")]
+            - count[np.searchsorted(times, times - self.context_span_, side="right")]
+        )
+        n_target = (
+            count[np.searchsorted(times, times + self.horizon_span_, side="right")]
+            - count[np.searchsorted(times, times, side="right")]
+        )
+        cut = times[(n_context > 0) & (n_target > 0) & (times >= start) & (times < stop)]
+        if cut.size > self.windows_per_series:
+            pick = np.linspace(0, cut.size - 1, self.windows_per_series).round().astype(int)
+            cut = cut[np.unique(pick)]
+        return cut
+
+    def _windows(
+        self,
+        times: list[np.ndarray],
+        values: list[np.ndarray],
+        part: str,
+    ) -> SeriesWindows:
+        """Training (``part="train"``), calibration (``"calibrate"``) or all (``"all"``)
+        windows; the split is in time, the last ``calibration_fraction`` of each series."""
+        cutoffs, ends = [], []
+        for t, v in zip(times, values, strict=True):
+            split = np.inf
+            if part != "all" and self.calibration_fraction > 0 and t.size:
+                split = t[0] + (1 - self.calibration_fraction) * (t[-1] - t[0])
+            if part == "calibrate":
+                cutoffs.append(self._cutoffs(t, v, split, np.inf))
+            else:
+                cutoffs.append(self._cutoffs(t, v, -np.inf, split))
+            ends.append(split if part == "train" else np.inf)
+        return series_windows(
+            times,
+            values,
+            cutoffs,
+            context_length=self.context_span_,
+            horizon=self.horizon_span_,
+            target_end=ends,
+            normalization=self.normalization,
+            max_tokens=self.max_tokens,
+            max_queries=self.max_tokens,
+        )
+
+    def _train(self, times: list[np.ndarray], values: list[np.ndarray], part: str):
+        windows = self._windows(times, values, part)
+        return self._train_on(windows, values[0].shape[1], self.context_span_)
+
+    def _train_on(
+        self, windows: SeriesWindows, n_channels: int, context_span: float
+    ) -> LevyNeuralNet:
+        """Build the net (windowed heads start with half the context as look-back), train."""
+        if not np.isfinite(windows.targets).any():
+            raise ValueError(
+                "No training window could be cut from y: every window needs at least one "
+                "observation in its context and one in the max_horizon after its cutoff. "
+                "Pass a longer series (or a larger max_horizon / context_length)."
+            )
+        net = make_levy_net(
+            n_channels=n_channels,
+            n_targets=n_channels,
+            **{name: getattr(self, name) for name in NET_PARAMS},
+            bandwidth=1.0,
+            lookback=max(context_span / 2, 1.0),
+        )
+        targets = windows.targets.astype(np.float32)
+        return fit_levy_net(net, windows.tokens, targets, self.random_state)
+
+    def _calibrate(self, times: list[np.ndarray], values: list[np.ndarray], part: str) -> None:
+        """Fit ``calibrator_`` on held-out windows (σ-normalised split conformal, MAPIE)."""
+        self.calibrator_ = None
+        if self.calibration_fraction <= 0:
+            return
+        windows = self._windows(times, values, part)
+        if windows.series.size == 0 or not np.isfinite(windows.targets).any():
+            warnings.warn(
+                "calibration_fraction > 0 but no calibration window with a target could be "
+                "cut from y; predict_interval falls back to Normal intervals.",
+                stacklevel=3,
+            )
+            return
+        out = self.net_.predict_moments(windows.tokens)
+        channel = windows.tokens["query_channels"]
+        mean = windows.query_loc + windows.query_scale * out.mean
+        std = windows.query_scale * np.sqrt(out.variance)
+        target = windows.targets * windows.query_scale + windows.query_loc
+        # One column per channel (MAPIE is single-output): rows are (window, query) pairs.
+        n_ch = self.n_channels_
+        cols = [
+            np.where(channel == c, x, np.nan).ravel()
+            for x in (mean, std, target)
+            for c in range(n_ch)
+        ]
+        mean_c, std_c, y_c = (np.column_stack(cols[k * n_ch : (k + 1) * n_ch]) for k in range(3))
+        keep = windows.query_valid.ravel()
+        mean_c, std_c, y_c = mean_c[keep], std_c[keep], y_c[keep]
+        # Rows of other channels carry NaN moments; give them dummy finite ones (their y is
+        # NaN, so fit_conformal leaves them out).
+        std_c = np.where(np.isfinite(std_c), std_c, 1.0)
+        mean_c = np.where(np.isfinite(mean_c), mean_c, 0.0)
+        if not all(np.isfinite(y_c[:, c]).any() for c in range(n_ch)):
+            warnings.warn(
+                "Some channel has no calibration target; predict_interval falls back to "
+                "Normal intervals.",
+                stacklevel=3,
+            )
+            return
+        self.calibrator_ = ConformalCalibrator(mean_c, std_c, y_c)
+
+    def _set_step(self) -> None:
+        """The common spacing when every series is regularly spaced (for integer fh)."""
+        gaps = np.concatenate(
+            [np.diff(index_to_time(f.index, self.time_unit_)) for f in self._series.values()]
+        )
+        regular = gaps.size and np.allclose(gaps, gaps[0], rtol=1e-9, atol=0)
+        self._step = gaps[0] if regular else None
+
+    # ------------------------------------------------------------------ sktime private API
+
+    def _pretraining_windows(self, y) -> tuple[SeriesWindows, float]:
+        """Windows of every series of a pretraining panel, cut without touching the fitted
+        state (pretraining writes only the ``pretrained_*`` attributes)."""
+        saved = {k: self.__dict__.pop(k) for k in _FIT_AXIS if k in self.__dict__}
+        try:
+            series = _instances(y)
+            self._set_time_axis([frame.index for _, frame in series])
+            self._fit_scaling(series)
+            times, values = self._arrays(series)
+            windows = self._windows(times, values, "all")
+            unit, kind, span = self.time_unit_, self.time_kind_, self.context_span_
+        finally:
+            for k in _FIT_AXIS:
+                self.__dict__.pop(k, None)
+            self.__dict__.update(saved)
+        self.pretrained_time_unit_ = unit
+        self.pretrained_time_kind_ = kind
+        return windows, span
+
+    def _pretrain(self, y, X=None, fh=None):
+        """Train one global network on every series of the panel ``y``.
+
+        Writes ``pretrained_net_``, ``pretrained_time_unit_``, ``pretrained_time_kind_`` and
+        ``pretrained_n_channels_``.
+        """
+        self._check_params()
+        for name in _PRETRAINED:  # pretrain after fit starts afresh
+            self.__dict__.pop(name, None)
+        windows, span = self._pretraining_windows(y)
+        self.pretrained_n_channels_ = y.shape[1]
+        self.pretrained_net_ = self._train_on(windows, y.shape[1], span)
+        return self
+
+    def _pretrain_update(self, y, X=None, fh=None):
+        """Continue training the pretrained network on a further panel (``max_epochs``)."""
+        if getattr(self, "pretrained_net_", None) is None:
+            return self._pretrain(y, X, fh)
+        if y.shape[1] != self.pretrained_n_channels_:
+            raise ValueError(
+                f"pretrain got {y.shape[1]} columns, the first pretrain call "
+                f"{self.pretrained_n_channels_}; every pretraining panel needs the same columns."
+            )
+        self._check_params()
+        windows, _ = self._pretraining_windows(y)
+        net = self.pretrained_net_
+        # Train in float32 as in fit; inference switches back to float64 (see fit_levy_net).
+        net.module_.float()
+        with seeded(self.random_state):
+            net.partial_fit(windows.tokens, windows.targets.astype(np.float32))
+        net.module_.double()
+        return self
+
+    def _fit(self, y, X=None, fh=None):
+        """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.
+
+        Writes ``net_``, ``time_unit_``, ``time_kind_``, ``context_span_``, ``horizon_span_``,
+        ``channel_mean_``, ``channel_scale_``, ``n_channels_``, ``calibrator_`` and the
+        context kept for prediction. After ``pretrain``, the pretrained network is kept.
+        """
+        self._check_params()
+        series = _instances(y)
+        self.n_channels_ = y.shape[1]
+        pretrained = getattr(self, "pretrained_net_", None)
+        if pretrained is not None and self.n_channels_ != self.pretrained_n_channels_:
+            raise ValueError(
+                f"The forecaster was pretrained on {self.pretrained_n_channels_} columns but "
+                f"fit got {self.n_channels_}; fit it on series with the pretraining columns."
+            )
+        self._set_time_axis([frame.index for _, frame in series])
+        self._index_names = list(y.index.names)
+        self._fit_core(series, pretrained)
+        return self
+
+    def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
+        self._fit_scaling(series)
+        times, values = self._arrays(series)
+        if pretrained is None:
+            self.net_ = self._train(times, values, "train")
+            self._calibrate(times, values, "calibrate")
+        else:
+            self.net_ = pretrained
+            self._calibrate(times, values, "all")
+        self._series = dict(series)
+        self._set_step()
+
+    def _update(self, y, X=None, update_params=True):
+        """Extend every series' context with the new observations (no retraining).
+
+        With ``refit_on_update=True`` and ``update_params=True`` the forecaster retrains on
+        everything seen so far (a pretrained network is kept and only recalibrated).
+        """
+        for key, frame in _instances(y):
+            old = self._series.get(key)
+            if old is not None:
+                frame = pd.concat([old, frame])
+                frame = frame[~frame.index.duplicated(keep="last")].sort_index()
+            self._series[key] = frame
+        if update_params and self.refit_on_update:
+            self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))
+        else:
+            self._set_step()
+        return self
+
+    def _absolute_index(self, fh: ForecastingHorizon) -> pd.Index:
+        values = fh.to_pandas()
+        if (
+            fh.is_relative
+            and self.time_kind_ in _TIMEDELTA_KINDS
+            and pd.api.types.is_integer_dtype(values.dtype)
+            and fh.freq is None
+        ):
+            if self._step is None:
+                raise ValueError(
+                    "Integer steps in fh are ambiguous on an irregularly spaced index without "
+                    "a freq. Pass absolute timestamps (e.g. fh=pd.DatetimeIndex([...])) or "
+                    "relative time spans (e.g. fh=pd.to_timedelta([1, 2], unit='h'))."
+                )
+            step = pd.Timedelta(self._step * self.time_unit_)
+            return pd.Index(self.cutoff[0] + np.asarray(values) * step)
+        return fh.to_absolute_index(self.cutoff)
+
+    def _forecast_moments(self, fh: ForecastingHorizon) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+        """Row index, mean and variance ``(n_rows, n_channels)`` of the forecasts at ``fh``.
+
+        A forecast time after a series' last time point is predicted from its whole context;
+        an earlier one (in-sample) from what was seen strictly before it, so it is the
+        forecast one would have made then.
+        """
+        index = self._absolute_index(fh)
+        t_abs = index_to_time(index, self.time_unit_)
+        keys = list(self._series)
+        all_times, all_values = self._arrays(list(self._series.items()))
+        span = self.horizon_span_
+        # One window per (series, effective cutoff); each gets one extra query at the
+        # training horizon after its origin, whose variance floors the variance beyond it.
+        times, values, cutoffs, queries, where = [], [], [], [], []
+        for i, (t, v) in enumerate(zip(all_times, all_values, strict=True)):
+            before = np.searchsorted(t, t_abs, side="left") - 1
+            cut = np.where(t_abs > t[-1], t[-1], np.where(before >= 0, t[before], t_abs - 1.0))
+            for c in np.unique(cut):
+                (k,) = np.nonzero(cut == c)
+                times.append(t)
+                values.append(v)
+                cutoffs.append([c])
+                queries.append(t_abs[k] - c)
+                where.append((i, k))
+        windows = series_windows(
+            times,
+            values,
+            cutoffs,
+            context_length=self.context_span_,
+            query_times=queries,
+            normalization=self.normalization,
+            max_tokens=self.max_tokens,
+            origin_queries=[span],
+        )
+        out = self.net_.predict_moments(windows.tokens)
+        loc, scale = windows.query_loc, windows.query_scale
+        n_ch = self.n_channels_
+        mean = np.empty((len(keys), t_abs.size, n_ch))
+        var = np.empty_like(mean)
+        for w, (i, k) in enumerate(where):
+            # Horizons count from the window's origin (its last observation), so a gap
+            # before the cutoff counts as horizon too.
+            rel = t_abs[k] - windows.origins[w]
+            q = (k.size + 1) * n_ch
+            m = (loc[w, :q] + scale[w, :q] * out.mean[w, :q]).reshape(k.size + 1, n_ch)
+            s2 = (scale[w, :q] ** 2 * out.variance[w, :q]).reshape(k.size + 1, n_ch)
+            floor = s2[-1] * (rel[:, None] / span)
+            mean[i, k] = m[:-1]
+            var[i, k] = np.where(rel[:, None] > span, np.maximum(s2[:-1], floor), s2[:-1])
+        mean = mean * self.channel_scale_ + self.channel_mean_
+        var = var * self.channel_scale_**2
+        if keys == [None]:
+            rows = index
+        else:
+            rows = pd.MultiIndex.from_tuples(
+                [(*key, t) for key in keys for t in index], names=self._index_names
+            )
+        n_rows = len(keys) * t_abs.size
+        return rows, mean.reshape(n_rows, n_ch), var.reshape(n_rows, n_ch)
+
+    def _predict(self, fh, X=None):
+        """Predictive means at ``fh`` (absolute timestamps, Timedeltas or integer steps)."""
+        rows, mean, _ = self._forecast_moments(fh)
+        return pd.DataFrame(mean, index=rows, columns=self._get_columns("predict"))
+
+    def _predict_var(self, fh, X=None, cov=False):
+        """Closed-form predictive variances (the model's own, before any conformal step)."""
+        if cov:
+            raise NotImplementedError(
+                "LevyForecaster returns marginal variances only; call predict_var(cov=False)."
+            )
+        rows, _, var = self._forecast_moments(fh)
+        return pd.DataFrame(var, index=rows, columns=self._get_columns("predict_var"))
+
+    def _bounds(
+        self, fh, coverage: list[float]
+    ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
+        """Row index, mean and ``(n_rows, n_channels, n_coverages)`` lower/upper bounds."""
+        rows, mean, var = self._forecast_moments(fh)
+        std = np.sqrt(var)
+        if self.calibrator_ is not None:
+            lower, upper = self.calibrator_.interval(mean, std, list(coverage))
+            lower = lower.reshape(*mean.shape, len(coverage))
+            upper = upper.reshape(*mean.shape, len(coverage))
+        else:
+            z = norm.ppf(0.5 + np.asarray(coverage, dtype=float) / 2)
+            lower = mean[..., None] - z * std[..., None]
+            upper = mean[..., None] + z * std[..., None]
+        return rows, mean, lower, upper
+
+    def _predict_interval(self, fh, X=None, coverage=None):
+        """Central intervals: Normal from the closed-form σ, or conformal when calibrated."""
+        rows, _, lower, upper = self._bounds(fh, list(coverage))
+        data = np.stack([lower, upper], axis=-1).reshape(len(rows), -1)
+        columns = self._get_columns("predict_interval", coverage=coverage)
+        return pd.DataFrame(data, index=rows, columns=columns)
+
+    def _predict_quantiles(self, fh, X=None, alpha=None):
+        """Quantiles: the ends of the central interval of coverage ``|1 − 2α|``."""
+        alpha = [float(a) for a in alpha]
+        inner = [abs(1 - 2 * a) for a in alpha if a != 0.5]
+        rows, mean, lower, upper = self._bounds(fh, sorted(set(inner)) or [0.5])
+        levels = sorted(set(inner)) or [0.5]
+        cols = []
+        for a in alpha:
+            if a == 0.5:
+                cols.append(mean)
+            else:
+                k = levels.index(abs(1 - 2 * a))
+                cols.append(lower[..., k] if a < 0.5 else upper[..., k])
+        data = np.stack(cols, axis=-1).reshape(len(rows), -1)
+        columns = self._get_columns("predict_quantiles", alpha=alpha)
+        return pd.DataFrame(data, index=rows, columns=columns)
+
+    @classmethod
+    def get_test_params(cls, parameter_set: str = "default") -> list[dict]:
+        """Fast parameter sets for sktime's estimator checks (each fit takes ~0.03 s).
+
+        Parameters
+        ----------
+        parameter_set : str, default="default"
+            Name of the set of test parameters (only the default exists).
+
+        Returns
+        -------
+        list of dict
+        """
+        tiny = {"d_model": 8, "n_heads": 2, "max_epochs": 2, "batch_size": 64}
+        return [
+            {
+                **tiny,
+                "n_windowed_heads": 1,
+                "n_layers": 0,
+                "context_length": 8,
+                "max_horizon": 4,
+                "windows_per_series": 24,
+            },
+            {
+                **tiny,
+                "n_windowed_heads": 0,
+                "n_layers": 1,
+                "max_epochs": 1,
+                "context_length": 6,
+                "max_horizon": 3,
+                "normalization": "mean",
+                "calibration_fraction": 0.3,
+                "windows_per_series": 16,
+                "refit_on_update": True,
+            },
+        ]

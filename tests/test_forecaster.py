@@ -1,0 +1,339 @@
+"""LevyForecaster against independent references: sktime's own forecasters, scipy, pandas."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+from sktime.benchmarking.forecasting import ForecastingBenchmark
+from sktime.datasets import load_airline
+from sktime.forecasting.base import ForecastingHorizon
+from sktime.forecasting.model_selection import ForecastingGridSearchCV
+from sktime.forecasting.naive import NaiveForecaster
+from sktime.performance_metrics.forecasting import MeanAbsoluteError
+from sktime.performance_metrics.forecasting.probabilistic import (
+    CRPS,
+    EmpiricalCoverage,
+    PinballLoss,
+)
+from sktime.split import ExpandingWindowSplitter
+
+from levy_sklearn.forecaster import LevyForecaster
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:The default of config ``remember_data``:FutureWarning"
+)
+
+# Small and quick: a few hundred optimiser steps per fit at most.
+FAST = {
+    "d_model": 16,
+    "n_heads": 2,
+    "n_windowed_heads": 1,
+    "max_epochs": 20,
+    "batch_size": 64,
+    "windows_per_series": 100,
+    "random_state": 0,
+}
+
+
+def irregular_frame(n=160, seed=0, nan_fraction=0.15):
+    """Two noisy periodic channels on an irregular hourly-ish DatetimeIndex without freq."""
+    rng = np.random.default_rng(seed)
+    t = np.cumsum(rng.uniform(0.4, 1.6, n))
+    index = pd.DatetimeIndex(pd.Timestamp("2021-03-01") + pd.to_timedelta(t, unit="h"))
+    y = pd.DataFrame(
+        {
+            "hr": 70 + 8 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 1, n),
+            "temp": 37 + 0.5 * np.cos(2 * np.pi * t / 12) + rng.normal(0, 0.1, n),
+        },
+        index=index,
+    )
+    for col in y.columns:
+        y.loc[y.index[rng.random(n) < nan_fraction], col] = np.nan
+    return y
+
+
+def sine_panel(n_series=24, n=60, seed=0):
+    """Panel of phase/level/amplitude-shifted noisy sines, daily index (pd-multiindex)."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for i in range(n_series):
+        t = np.arange(n)
+        level, amp, phase = rng.uniform(5, 50), rng.uniform(1, 5), rng.uniform(0, 2 * np.pi)
+        values = level + amp * np.sin(2 * np.pi * t / 10 + phase) + rng.normal(0, 0.1 * amp, n)
+        index = pd.MultiIndex.from_product(
+            [[f"s{i}"], pd.date_range("2022-01-01", periods=n, freq="D")],
+            names=["series", "time"],
+        )
+        frames.append(pd.DataFrame({"y": values}, index=index))
+    return pd.concat(frames)
+
+
+@pytest.fixture(scope="module")
+def irregular_fit():
+    """Fit on all but the last 10 hours of an irregular, gappy, bivariate series."""
+    y = irregular_frame()
+    train = y[y.index <= y.index[-1] - pd.Timedelta(hours=10)]
+    forecaster = LevyForecaster(context_length=24, max_horizon=8, **FAST).fit(train)
+    return train, y[y.index > train.index[-1]], forecaster
+
+
+@pytest.mark.parametrize("kind", ["absolute", "timedelta"])
+def test_irregular_multivariate_outputs_are_indexed_and_consistent(irregular_fit, kind):
+    y, _, f = irregular_fit
+    steps = pd.to_timedelta([0.5, 2.0, 7.5, 30.0], unit="h")
+    if kind == "absolute":
+        fh = ForecastingHorizon(y.index[-1] + steps, is_relative=False)
+    else:
+        fh = ForecastingHorizon(steps, is_relative=True)
+    expected = pd.DatetimeIndex(y.index[-1] + steps)
+
+    mean = f.predict(fh)
+    var = f.predict_var(fh)
+    intervals = f.predict_interval(fh, coverage=[0.5, 0.9])
+    quantiles = f.predict_quantiles(fh, alpha=[0.05, 0.25, 0.5, 0.9])
+    for frame in (mean, var, intervals, quantiles):
+        pd.testing.assert_index_equal(frame.index, expected, check_names=False)
+    assert list(mean.columns) == list(var.columns) == ["hr", "temp"]
+    assert np.isfinite(mean.to_numpy()).all() and (var.to_numpy() > 0).all()
+
+    # Normal(mean, var) is the one distribution behind all of them (scipy as the reference).
+    sd = np.sqrt(var)
+    for col in y.columns:
+        for cov in (0.5, 0.9):
+            z = norm.ppf(0.5 + cov / 2)
+            np.testing.assert_allclose(intervals[(col, cov, "lower")], mean[col] - z * sd[col])
+            np.testing.assert_allclose(intervals[(col, cov, "upper")], mean[col] + z * sd[col])
+        for a in (0.05, 0.25, 0.5, 0.9):
+            expected_q = norm.ppf(a, loc=mean[col], scale=sd[col])
+            np.testing.assert_allclose(quantiles[(col, a)], expected_q, rtol=1e-10)
+    # predict_proba is that Normal too.
+    dist = f.predict_proba(fh)
+    np.testing.assert_allclose(dist.mean().to_numpy(), mean.to_numpy())
+    np.testing.assert_allclose(dist.var().to_numpy(), var.to_numpy())
+
+
+def test_forecasts_track_the_signal(irregular_fit):
+    train, test, f = irregular_fit
+    # Forecast the held-out timestamps; compare with carrying the last observation forward.
+    pred = f.predict(ForecastingHorizon(test.index, is_relative=False))
+    naive = test.copy()
+    naive[:] = train.ffill().iloc[-1].to_numpy()
+    ours = np.nanmean(np.abs(pred - test) / train.std())
+    theirs = np.nanmean(np.abs(naive - test) / train.std())
+    assert ours < theirs
+
+
+def test_integer_fh_on_irregular_index_raises(irregular_fit):
+    *_, f = irregular_fit
+    with pytest.raises(ValueError, match="timestamps.*Timedelta|absolute timestamps"):
+        f.predict(fh=[1, 2])
+
+
+def test_integer_fh_on_regular_index_without_freq_matches_timedelta_fh():
+    rng = np.random.default_rng(3)
+    index = pd.DatetimeIndex(pd.date_range("2020-01-01", periods=80, freq="2h").to_numpy())
+    assert index.freq is None
+    y = pd.Series(np.sin(np.arange(80) / 4) + rng.normal(0, 0.1, 80), index=index)
+    f = LevyForecaster(context_length=16, max_horizon=4, **{**FAST, "max_epochs": 5}).fit(y)
+    by_step = f.predict(fh=[1, 3])
+    by_span = f.predict(fh=ForecastingHorizon(pd.to_timedelta([2, 6], unit="h")))
+    pd.testing.assert_series_equal(by_step, by_span)
+    assert list(by_step.index) == [index[-1] + pd.Timedelta(hours=2 * k) for k in (1, 3)]
+
+
+def random_walk(n=300, seed=1):
+    """A random walk with runs of missing values (so training sees cutoffs inside gaps)."""
+    rng = np.random.default_rng(seed)
+    y = pd.Series(np.cumsum(rng.normal(0, 1, n)), index=pd.RangeIndex(n), dtype=float)
+    for start in rng.choice(n - 10, 20, replace=False):
+        y.iloc[start : start + rng.integers(2, 8)] = np.nan
+    return y
+
+
+@pytest.fixture(scope="module")
+def walk_pretrained():
+    panel = pd.concat({f"w{i}": random_walk(seed=i) for i in range(6)}).to_frame("y")
+    f = LevyForecaster(context_length=20, max_horizon=10, **FAST)
+    return f.pretrain(panel)
+
+
+def test_uncertainty_grows_with_horizon(walk_pretrained):
+    y = random_walk(seed=100)
+    f = walk_pretrained.clone().fit(y.loc[: y.last_valid_index()])  # ends in an observation
+    sd = np.sqrt(f.predict_var(fh=np.arange(1, 41)).to_numpy().ravel())
+    # Within the trained horizon: learned (a random walk's error grows like √h).
+    assert sd[7:10].mean() > sd[0:3].mean()
+    # Beyond it (max_horizon = 10): at least random-walk growth from the horizon's variance.
+    assert sd[39] >= sd[9] * np.sqrt(40 / 10) * (1 - 1e-9)
+    assert sd[19] >= sd[9] * np.sqrt(2) * (1 - 1e-9)
+
+
+def test_uncertainty_grows_across_a_gap(walk_pretrained):
+    full = random_walk(seed=101).interpolate()
+    gap = full.copy()
+    gap.iloc[-6:] = np.nan  # the same history, its last 6 points unobserved
+    fh = [1, 3, 5]  # same forecast times, same cutoff
+    var_full = walk_pretrained.clone().fit(full).predict_var(fh=fh).to_numpy()
+    var_gap = walk_pretrained.clone().fit(gap).predict_var(fh=fh).to_numpy()
+    assert (var_gap > var_full).all()
+
+
+def noisy_sine(seed, keep=1.0, n=400):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    y = pd.Series(np.sin(2 * np.pi * t / 25 + rng.uniform(0, 6)) + rng.normal(0, 0.3, n))
+    y[rng.random(n) > keep] = np.nan
+    return y
+
+
+def test_uncertainty_grows_when_history_is_sparse():
+    # Trained on series observed at several rates, so thin contexts are seen in training.
+    rates = [1.0, 0.5, 0.2, 0.1]
+    panel = pd.concat({f"s{i}": noisy_sine(i, keep) for i, keep in enumerate(rates)})
+    f = LevyForecaster(context_length=50, max_horizon=5, **FAST).pretrain(panel.to_frame("y"))
+    dense = noisy_sine(99)
+    sparse = dense.copy()
+    sparse[np.arange(sparse.size) % 10 != 9] = np.nan  # every 10th point, the last one kept
+    fh = [1, 2, 3]
+    dense_var = f.clone().fit(dense).predict_var(fh=fh).to_numpy()
+    sparse_var = f.clone().fit(sparse).predict_var(fh=fh).to_numpy()
+    assert (sparse_var > dense_var).all()
+
+
+def test_panel_trains_one_global_model_and_beats_naive():
+    y = sine_panel()
+    train = y.groupby(level=0).head(50)
+    test = y.groupby(level=0).tail(10)
+    f = LevyForecaster(context_length=20, max_horizon=10, **{**FAST, "windows_per_series": 25})
+    f.fit(train)
+    fh = ForecastingHorizon(np.arange(1, 11))
+    pred = f.predict(fh)
+    pd.testing.assert_index_equal(pred.index, test.index)
+    intervals = f.predict_interval(fh, coverage=0.9)
+    pd.testing.assert_index_equal(intervals.index, test.index)
+    naive = NaiveForecaster(strategy="last").fit(train).predict(fh)
+    ours = (pred - test).abs().to_numpy().mean()
+    theirs = (naive - test).abs().to_numpy().mean()
+    assert ours < 0.7 * theirs
+    assert len(f.net_.history) == FAST["max_epochs"]  # one network, trained once
+
+
+def test_pretrain_then_fit_forecasts_an_unseen_series():
+    panel = sine_panel(n_series=24, seed=0)
+    unseen = sine_panel(n_series=1, seed=99).droplevel(0)  # a series not in the panel
+    train, test = unseen.iloc[:50], unseen.iloc[50:]
+    f = LevyForecaster(context_length=20, max_horizon=10, **{**FAST, "windows_per_series": 25})
+    f.pretrain(panel)
+    assert f.state == "pretrained"
+    net = f.pretrained_net_
+    weights = {k: v.clone() for k, v in net.module_.state_dict().items()}
+    f.fit(train)
+    assert f.state == "fitted" and f.net_ is net
+    for k, v in net.module_.state_dict().items():  # zero-shot: fit did not train
+        assert (v == weights[k]).all()
+    pred = f.predict(fh=np.arange(1, 11))
+    pd.testing.assert_index_equal(pred.index, test.index, check_names=False)
+    naive = NaiveForecaster(strategy="last").fit(train).predict(fh=np.arange(1, 11))
+    assert (pred["y"] - test["y"]).abs().mean() < 0.7 * (naive["y"] - test["y"]).abs().mean()
+    with pytest.raises(ValueError, match="pretrained on 1 columns"):
+        f.fit(pd.concat([train, train.rename(columns={"y": "z"})], axis=1))
+
+
+def test_update_extends_context_without_retraining():
+    panel = sine_panel(n_series=20, seed=2)
+    series = sine_panel(n_series=1, seed=7).droplevel(0)
+    f = LevyForecaster(context_length=20, max_horizon=10, **{**FAST, "max_epochs": 3})
+    f.pretrain(panel)
+    updated = f.clone().fit(series.iloc[:40])
+    updated.update(series.iloc[40:50], update_params=True)
+    direct = f.clone().fit(series.iloc[:50])
+    assert updated.cutoff == direct.cutoff == series.index[49]
+    pd.testing.assert_frame_equal(updated.predict(fh=[1, 2, 3]), direct.predict(fh=[1, 2, 3]))
+
+    # Without pretraining too: update keeps the trained network; refit_on_update retrains.
+    y = series["y"]
+    g = LevyForecaster(context_length=20, max_horizon=5, **{**FAST, "max_epochs": 3}).fit(y[:40])
+    net = g.net_
+    g.update(y[40:50])
+    assert g.net_ is net and g.cutoff == y.index[49]
+    h = g.clone().set_params(refit_on_update=True).fit(y[:40])
+    net = h.net_
+    h.update(y[40:50])
+    assert h.net_ is not net
+
+
+def test_conformal_intervals_are_calibrated_and_consistent():
+    rng = np.random.default_rng(11)
+    n = 700
+    t = np.arange(n)
+    y = pd.Series(np.sin(2 * np.pi * t / 20) + rng.standard_t(3, n) * 0.3, index=pd.RangeIndex(n))
+    train, test = y.iloc[:600], y.iloc[600:]
+    f = LevyForecaster(
+        context_length=40, max_horizon=5, calibration_fraction=0.3, **{**FAST, "max_epochs": 15}
+    ).fit(train)
+    assert f.calibrator_ is not None
+    fh = [1, 2, 3, 4, 5]
+    mean = f.predict(fh)
+    iv = f.predict_interval(fh, coverage=[0.5, 0.9])
+    q = f.predict_quantiles(fh, alpha=[0.05, 0.5, 0.95])
+    col = mean.name if mean.name is not None else iv.columns[0][0]
+    # Symmetric around the mean, nested, and the quantiles are the interval ends.
+    np.testing.assert_allclose(
+        iv[(col, 0.9, "upper")] - mean, mean - iv[(col, 0.9, "lower")], rtol=1e-9
+    )
+    assert (iv[(col, 0.9, "upper")] > iv[(col, 0.5, "upper")]).all()
+    np.testing.assert_allclose(q[(col, 0.05)], iv[(col, 0.9, "lower")])
+    np.testing.assert_allclose(q[(col, 0.95)], iv[(col, 0.9, "upper")])
+    np.testing.assert_allclose(q[(col, 0.5)], mean)
+
+    # Rolling one-step-to-five-step forecasts over the test period: coverage near 90%.
+    hits = []
+    g = f.clone().fit(train)
+    for start in range(0, 95, 5):
+        iv = g.predict_interval(fh, coverage=0.9)
+        truth = test.iloc[start : start + 5].to_numpy()
+        hits.extend((iv.iloc[:, 0].to_numpy() <= truth) & (truth <= iv.iloc[:, 1].to_numpy()))
+        g.update(test.iloc[start : start + 5], update_params=False)
+    assert 0.8 <= np.mean(hits) <= 0.98
+
+
+def test_grid_search_over_two_hyperparameters():
+    y = load_airline().iloc[:96]
+    cv = ExpandingWindowSplitter(fh=[1, 2, 3], initial_window=72, step_length=12)
+    grid = ForecastingGridSearchCV(
+        LevyForecaster(**{**FAST, "max_epochs": 3}),
+        cv=cv,
+        param_grid={"context_length": [12, 24], "normalization": ["mean", "trend"]},
+        scoring=MeanAbsoluteError(),
+    )
+    grid.fit(y)
+    assert set(grid.best_params_) == {"context_length", "normalization"}
+    assert len(grid.cv_results_) == 4
+    pred = grid.predict(fh=[1, 2, 3])
+    assert list(pred.index) == list(pd.period_range(y.index[-1] + 1, periods=3, freq="M"))
+
+
+def test_airline_backtest_beats_seasonal_naive(tmp_path):
+    """Acceptance: expanding-window backtest of load_airline, fh 1-12, in ForecastingBenchmark.
+
+    CRPS below NaiveForecaster(strategy="last", sp=12) and 90% coverage in [0.80, 0.97].
+    """
+    benchmark = ForecastingBenchmark()
+    benchmark.add_estimator(LevyForecaster(random_state=0), estimator_id="Levy")
+    benchmark.add_estimator(NaiveForecaster(strategy="last", sp=12), estimator_id="Naive")
+    benchmark.add_task(
+        load_airline,
+        ExpandingWindowSplitter(fh=list(range(1, 13)), initial_window=72, step_length=12),
+        [CRPS(), PinballLoss(), EmpiricalCoverage(coverage=0.9), MeanAbsoluteError()],
+        task_id="airline",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = benchmark.run(str(tmp_path / "results.csv"))
+    results = results.set_index("model_id")
+    crps = results["CRPS_mean"]
+    coverage = results["EmpiricalCoverage_mean"]
+    assert crps["Levy"] < crps["Naive"]
+    assert 0.80 <= coverage["Levy"] <= 0.97
