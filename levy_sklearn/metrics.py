@@ -247,17 +247,23 @@ def gaussian_interval(
     (array([-1.96,  6.08]), array([ 1.96, 13.92]))
     """
     coverage = _check_coverage(coverage)
-    mu = _as_finite(mean, "mean")
-    sigma = _as_finite(std, "std")
-    try:
-        mu, sigma = np.broadcast_arrays(mu, sigma)
-    except ValueError:
-        raise ValueError(
-            f"mean and std must broadcast together; got shapes {mu.shape} and {sigma.shape}."
-        ) from None
+    mu, sigma = _finite_pair(mean, std, "mean", "std")
     _check_positive_std(sigma)
     half_width = sigma * stats.norm.ppf(0.5 + coverage / 2.0)
     return mu - half_width, mu + half_width
+
+
+def _finite_pair(
+    a: ArrayLike, b: ArrayLike, name_a: str, name_b: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two finite arrays broadcast together, or a ValueError naming both shapes."""
+    a, b = _as_finite(a, name_a), _as_finite(b, name_b)
+    try:
+        return np.broadcast_arrays(a, b)
+    except ValueError:
+        raise ValueError(
+            f"{name_a} and {name_b} must broadcast together; got shapes {a.shape} and {b.shape}."
+        ) from None
 
 
 def _check_coverage(coverage: float) -> float:
@@ -271,14 +277,7 @@ def _check_coverage(coverage: float) -> float:
 
 
 def _check_bounds(lower: ArrayLike, upper: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    lo = _as_finite(lower, "lower")
-    hi = _as_finite(upper, "upper")
-    try:
-        lo, hi = np.broadcast_arrays(lo, hi)
-    except ValueError:
-        raise ValueError(
-            f"lower and upper must broadcast together; got shapes {lo.shape} and {hi.shape}."
-        ) from None
+    lo, hi = _finite_pair(lower, upper, "lower", "upper")
     if np.any(lo > hi):
         raise ValueError("lower must be <= upper everywhere (are the bounds swapped?).")
     return lo, hi
