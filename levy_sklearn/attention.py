@@ -35,6 +35,9 @@ _SQRT_HALF = math.sqrt(0.5)
 # Logit given to padded keys: finite, so a query whose keys are all padded still gets finite
 # weights (and Λ = 0 exactly) instead of the NaN of softmax over −inf.
 _PAD_LOGIT = -1e5
+# The CPU flash-attention kernel also returns each row's logsumexp (private aten op, present
+# since torch 2.2; without it, or on other devices, forward keeps the sentinel-key path).
+_FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
 _EXP_CUTOFF = -80.0
 
 
@@ -128,6 +131,21 @@ class LevyMoments(NamedTuple):
         ``v₀``, shape ``(H, d)``.
     mean : Tensor
         ``E[Y] = (1 − p₀) μ + p₀ v₀``, shape ``(B, H, Q, d)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.attention import LevyAttention, psi
+    >>> layer = LevyAttention(8, num_heads=2).double()
+    >>> q = torch.randn(1, 3, 8, dtype=torch.float64)
+    >>> kv = torch.randn(1, 5, 8, dtype=torch.float64)
+    >>> m = layer.moments(q, kv, kv)
+    >>> m.evidence.shape, m.trace_variance.shape
+    (torch.Size([1, 2, 3]), torch.Size([1, 2, 3]))
+    >>> null_gap = (m.mu - m.null_value[:, None, :]).pow(2).sum(-1)  # the variance identity
+    >>> identity = psi(m.evidence) * m.disagreement + m.p0 * (1 - m.p0) * null_gap
+    >>> bool(torch.allclose(m.trace_variance, identity))
+    True
     """
 
     weights: Tensor
@@ -318,6 +336,18 @@ class LevyAttention(nn.Module):
         Returns
         -------
         LevyMoments
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.attention import LevyAttention
+        >>> layer = LevyAttention(8, num_heads=2)
+        >>> q, kv = torch.randn(1, 3, 8), torch.randn(1, 5, 8)
+        >>> m = layer.moments(q, kv, kv)
+        >>> m.weights.shape, m.evidence.shape, m.mean.shape  # (B, H, Q, L), (B, H, Q), ...
+        (torch.Size([1, 2, 3, 5]), torch.Size([1, 2, 3]), torch.Size([1, 2, 3, 4]))
+        >>> bool(torch.allclose(m.weights.sum(-1), torch.ones(1, 2, 3)))
+        True
         """
         logits, values, beta = self._logits(
             query, key, value, query_times, key_times, key_padding_mask, key_timeless
@@ -386,8 +416,33 @@ class LevyAttention(nn.Module):
     ) -> Tensor:
         """Exact expectation ``E[Y]`` with heads concatenated, shape ``(B, Q, E)``.
 
-        Arguments are those of :meth:`moments`; the result equals its ``mean``, computed by
-        one fused attention kernel without materialising the weights.
+        The result equals the ``mean`` of :meth:`moments`, computed by one fused attention
+        kernel without materialising the weights.
+
+        Parameters
+        ----------
+        query, key, value : Tensor
+            As in :meth:`moments`.
+        query_times, key_times, key_padding_mask, key_timeless : Tensor, optional
+            As in :meth:`moments`.
+
+        Returns
+        -------
+        Tensor
+            ``(B, Q, E)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.attention import LevyAttention
+        >>> layer = LevyAttention(8, num_heads=2)
+        >>> q, kv = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+        >>> y = layer(q, kv, kv)
+        >>> y.shape
+        torch.Size([2, 3, 8])
+        >>> mean = layer.moments(q, kv, kv).mean  # (B, H, Q, d): heads side by side in y
+        >>> bool(torch.allclose(y, mean.transpose(1, 2).reshape(2, 3, 8), atol=1e-5))
+        True
         """
         # Buffers are laid out (B, L, H, d) like the projections, so filling them never
         # transposes; the kernel takes the (B, H, L, d) views as they are.
@@ -398,6 +453,8 @@ class LevyAttention(nn.Module):
         k = self.k_proj(key).view(b, l_len, h, d)
         v = self.v_proj(value).view(b, l_len, h, d)
         bias = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
+        if _FLASH_CPU is not None and q.device.type == "cpu" and not torch.is_grad_enabled():
+            return self._forward_inference(q, k, v, bias, beta)
         # Fused softmax attention never exposes its normaliser, but Λ needs it. A sentinel key
         # with logit β (zero key vector, bias β) and two extra value channels recovers it
         # exactly: channel d sums the real keys' weights (1 − a_s), channel d + 1 is the
@@ -438,6 +495,117 @@ class LevyAttention(nn.Module):
         mean = out[..., :d] * scale + p0 * self.null_value
         return mean.reshape(b, q_len, self.embed_dim)
 
+    def _forward_inference(
+        self, q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, beta: Tensor
+    ) -> Tensor:
+        """:meth:`forward` without autograd: the CPU flash kernel returns its normaliser.
+
+        ``logsumexp_j(β cos_ij + log w_ij) − β = log Σ_j κ_ij w_ij``, so Λ comes for free and
+        the sentinel key, extra channels and buffer copies of the autograd path (which needs
+        Λ differentiable; the kernel's logsumexp output is not) are skipped.
+        """
+        b, q_len, h, d = q.shape
+        q = q.transpose(1, 2)
+        k = k.transpose(1, 2)
+        q = q * (beta[:, None, None] / _norm(q))
+        k = k / _norm(k)
+        out, lse = _FLASH_CPU(q, k, v.transpose(1, 2), 0.0, False, attn_mask=bias, scale=1.0)
+        log_mass = lse - beta[:, None]  # (B, H, Q)
+        p0 = torch.exp(-torch.exp(self.log_rate[:, None] + log_mass))[..., None]
+        mean = torch.lerp(out, self.null_value[:, None, :], p0)  # (1 − p₀) μ + p₀ v₀
+        return mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
+
+    def readout(
+        self,
+        query: Tensor,
+        key: Tensor,
+        value: Tensor,
+        weight: Tensor,
+        bias: Tensor,
+        query_channels: Tensor,
+        query_times: Tensor | None = None,
+        key_times: Tensor | None = None,
+        key_padding_mask: Tensor | None = None,
+        key_timeless: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Exact mean and variance of a per-target affine readout of this layer.
+
+        Query ``i`` reads its target ``c_i`` through ``u_i = Σ_h weight[c_i, h]ᵀ Y_ih +
+        bias[c_i]``: the same numbers as :meth:`moments` followed by
+        :func:`readout_moments`, which is what runs under autograd. Without autograd on a
+        CPU, one fused attention kernel per group of ``head_dim`` target columns computes
+        them without materialising the ``(B, H, Q, L)`` weights.
+
+        Parameters
+        ----------
+        query, key, value : Tensor
+            As in :meth:`moments`.
+        weight : Tensor
+            ``(T, H, d)`` readout weights of each of ``T`` targets.
+        bias : Tensor
+            ``(T,)`` readout biases.
+        query_channels : Tensor
+            ``(B, Q)`` long, the target of every query.
+        query_times, key_times, key_padding_mask, key_timeless : Tensor, optional
+            As in :meth:`moments`.
+
+        Returns
+        -------
+        mean, variance : Tensor
+            ``(B, Q)``.
+        evidence, disagreement : Tensor
+            ``(B, Q, H)``: ``Λ`` and the projected disagreement of every head.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.attention import LevyAttention
+        >>> layer = LevyAttention(8, num_heads=2)
+        >>> q, kv = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+        >>> weight, bias = torch.randn(4, 2, 4), torch.zeros(4)  # 4 targets
+        >>> targets = torch.ones(2, 3, dtype=torch.long)
+        >>> mean, var, evidence, dis = layer.readout(q, kv, kv, weight, bias, targets)
+        >>> mean.shape, evidence.shape
+        (torch.Size([2, 3]), torch.Size([2, 3, 2]))
+        """
+        fused = _FLASH_CPU is not None and query.device.type == "cpu"
+        if not fused or torch.is_grad_enabled():
+            m = self.moments(
+                query, key, value, query_times, key_times, key_padding_mask, key_timeless
+            )
+            mean, variance, disagreement = readout_moments(
+                m, weight[query_channels], bias[query_channels]
+            )
+            return mean, variance, m.evidence.transpose(1, 2), disagreement
+        q, k, v, beta = self._project(query, key, value)
+        mask = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
+        mu, lse = _FLASH_CPU(q, k, v, 0.0, False, attn_mask=mask, scale=1.0)
+        # Every key's value seen through every target's readout, (B, H, L, T), shifted by the
+        # first key's so that Σ a s² − (Σ a s)² cancels little; the kernel then averages s
+        # and s² like values, head_dim columns per call (it needs equal head sizes).
+        s = torch.einsum("bhld,thd->bhlt", v, weight)
+        s = s - s[:, :, :1]
+        n_targets, d = s.shape[-1], v.shape[-1]
+        columns = s.new_zeros(*s.shape[:3], -(-2 * n_targets // d) * d)
+        columns[..., :n_targets] = s
+        torch.mul(s, s, out=columns[..., n_targets : 2 * n_targets])
+        averaged = torch.cat(
+            [
+                _FLASH_CPU(q, k, part, 0.0, False, attn_mask=mask, scale=1.0)[0]
+                for part in columns.split(d, dim=-1)
+            ],
+            dim=-1,
+        )
+        index = query_channels[:, None, :, None].expand(*mu.shape[:3], 1)
+        first = averaged[..., :n_targets].gather(-1, index)[..., 0]
+        second = averaged[..., n_targets : 2 * n_targets].gather(-1, index)[..., 0]
+        disagreement = (second - first * first).clamp(min=0.0)  # (B, H, Q)
+        w = weight[query_channels].transpose(1, 2)  # (B, H, Q, d)
+        centre = (mu * w).sum(-1)  # wᵀμ
+        null = (self.null_value[:, None] * w).sum(-1)  # wᵀv₀
+        evidence = torch.exp(self.log_rate[:, None] + lse - beta[..., 0])
+        return _readout_heads(centre, null, evidence, disagreement, bias[query_channels])
+
     @torch.no_grad()
     def sample(
         self,
@@ -460,6 +628,10 @@ class LevyAttention(nn.Module):
 
         Parameters
         ----------
+        query, key, value : Tensor
+            As in :meth:`moments`.
+        query_times, key_times, key_padding_mask, key_timeless : Tensor, optional
+            As in :meth:`moments`.
         n_samples : int, default=1
             Number of independent draws.
         generator : torch.Generator, optional
@@ -469,6 +641,21 @@ class LevyAttention(nn.Module):
         -------
         Tensor
             ``(n_samples, B, H, Q, d)`` draws of every head's output.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.attention import LevyAttention
+        >>> _ = torch.manual_seed(0)
+        >>> layer = LevyAttention(8, num_heads=2)
+        >>> q, kv = torch.randn(1, 3, 8), torch.randn(1, 5, 8)
+        >>> draws = layer.sample(q, kv, kv, n_samples=4000,
+        ...                      generator=torch.Generator().manual_seed(0))
+        >>> draws.shape
+        torch.Size([4000, 1, 2, 3, 4])
+        >>> m = layer.moments(q, kv, kv)  # the closed forms the draws agree with
+        >>> bool((draws.mean(0) - m.mean).abs().max() < 0.05)
+        True
         """
         logits, values, beta = self._logits(
             query, key, value, query_times, key_times, key_padding_mask, key_timeless
@@ -524,13 +711,26 @@ def readout_moments(
     centre = (moments.weights * s).sum(-1)  # w_hᵀ μ_h
     disagreement = (moments.weights * (s - centre.unsqueeze(-1)).pow(2)).sum(-1)
     null = torch.einsum("bhqd,hd->bhq", w, moments.null_value)
-    p0 = moments.p0
+    mean, variance, _, disagreement = _readout_heads(
+        centre, null, moments.evidence, disagreement, bias
+    )
+    return mean, variance, disagreement
+
+
+def _readout_heads(
+    centre: Tensor, null: Tensor, evidence: Tensor, disagreement: Tensor, bias: Tensor | None
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Sum the heads' readout moments from ``(B, H, Q)`` parts (the variance identity).
+
+    Returns mean and variance ``(B, Q)``, evidence and disagreement ``(B, Q, H)``.
+    """
+    p0 = torch.exp(-evidence)
     head_mean = (1 - p0) * centre + p0 * null
-    head_var = psi(moments.evidence) * disagreement + p0 * (1 - p0) * (centre - null).pow(2)
+    head_var = psi(evidence) * disagreement + p0 * (1 - p0) * (centre - null).pow(2)
     mean = head_mean.sum(1)
     if bias is not None:
         mean = mean + bias
-    return mean, head_var.sum(1), disagreement.transpose(1, 2)
+    return mean, head_var.sum(1), evidence.transpose(1, 2), disagreement.transpose(1, 2)
 
 
 class SoftmaxAttention(nn.Module):
@@ -579,7 +779,34 @@ class SoftmaxAttention(nn.Module):
         key_padding_mask: Tensor | None = None,
         key_timeless: Tensor | None = None,
     ) -> Tensor:
-        """Attention output with heads concatenated, shape ``(B, Q, E)``."""
+        """Attention output with heads concatenated, shape ``(B, Q, E)``.
+
+        Parameters
+        ----------
+        query, key, value : Tensor
+            ``(B, Q, E)`` queries, ``(B, L, E)`` keys and values.
+        query_times, key_times : Tensor, optional
+            Accepted for the call signature of :class:`LevyAttention` and ignored.
+        key_padding_mask : Tensor, optional
+            ``(B, L)`` boolean, ``True`` marks padding.
+        key_timeless : Tensor, optional
+            Accepted and ignored (no key has a time here).
+
+        Returns
+        -------
+        Tensor
+            ``(B, Q, E)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.attention import SoftmaxAttention
+        >>> layer = SoftmaxAttention(8, num_heads=2)
+        >>> q, kv = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+        >>> pad = torch.tensor([[False] * 5, [False, False, False, True, True]])
+        >>> layer(q, kv, kv, key_padding_mask=pad).shape
+        torch.Size([2, 3, 8])
+        """
         q = _split_heads(self.q_proj(query), self.num_heads)
         k = _split_heads(self.k_proj(key), self.num_heads)
         v = _split_heads(self.v_proj(value), self.num_heads)

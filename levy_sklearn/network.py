@@ -10,7 +10,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from .attention import LevyAttention, SoftmaxAttention, readout_moments
+from .attention import LevyAttention, SoftmaxAttention
 
 __all__ = ["LevyNet", "LevyNetOutput"]
 
@@ -34,6 +34,21 @@ class LevyNetOutput(NamedTuple):
     disagreement : Tensor
         Disagreement of each head seen through the readout, ``Σ_j a_j (wᵀ(v_j − μ))²``, in
         squared output units, shape ``(B, Q, H)`` (zeros for the softmax twin).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.network import LevyNet, LevyNetOutput
+    >>> net = LevyNet(n_channels=3, n_targets=1)
+    >>> tokens = dict(
+    ...     times=torch.rand(2, 5), channels=torch.randint(0, 3, (2, 5)),
+    ...     values=torch.randn(2, 5), mask=torch.ones(2, 5, dtype=torch.bool),
+    ...     query_times=torch.ones(2, 4), query_channels=torch.zeros(2, 4, dtype=torch.long))
+    >>> out = LevyNetOutput(*net(**tokens))
+    >>> out.mean.shape, out.evidence.shape  # (B, Q) and (B, Q, H)
+    (torch.Size([2, 4]), torch.Size([2, 4, 4]))
+    >>> bool((out.variance > 0).all())
+    True
     """
 
     mean: Tensor
@@ -220,7 +235,28 @@ class LevyNet(nn.Module):
             self.variance_head = nn.Linear(d_model, n_targets)
 
     def embed(self, times: Tensor, channels: Tensor, values: Tensor) -> Tensor:
-        """Token embeddings ``(B, L, d_model)``."""
+        """Token embeddings: value embedding + channel embedding + time encoding.
+
+        Parameters
+        ----------
+        times, values : Tensor
+            ``(B, L)`` float token times (scaled) and values (standardised).
+        channels : Tensor
+            ``(B, L)`` long token channel ids.
+
+        Returns
+        -------
+        Tensor
+            ``(B, L, d_model)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.network import LevyNet
+        >>> net = LevyNet(n_channels=3, n_targets=1, d_model=16)
+        >>> net.embed(torch.rand(2, 5), torch.randint(0, 3, (2, 5)), torch.randn(2, 5)).shape
+        torch.Size([2, 5, 16])
+        """
         return (
             self.value_embedding(values.unsqueeze(-1))
             + self.channel_embedding(channels)
@@ -287,6 +323,19 @@ class LevyNet(nn.Module):
         tuple of Tensor
             ``(mean, variance, evidence, disagreement)`` as described in
             :class:`LevyNetOutput` (a plain tuple, which skorch can move between devices).
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.network import LevyNet
+        >>> net = LevyNet(n_channels=3, n_targets=1)
+        >>> tokens = dict(
+        ...     times=torch.rand(2, 5), channels=torch.randint(0, 3, (2, 5)),
+        ...     values=torch.randn(2, 5), mask=torch.ones(2, 5, dtype=torch.bool),
+        ...     query_times=torch.ones(2, 4), query_channels=torch.zeros(2, 4, dtype=torch.long))
+        >>> mean, variance, evidence, disagreement = net(**tokens)
+        >>> mean.shape, disagreement.shape
+        (torch.Size([2, 4]), torch.Size([2, 4, 4]))
         """
         dtype = self.readout_weight.dtype
         query_times = query_times.to(dtype)
@@ -294,20 +343,28 @@ class LevyNet(nn.Module):
             times, channels, values, mask.bool(), query_times
         )
         q = self._queries(query_times, query_channels)
-        weight = self.readout_weight[query_channels]  # (B, Q, H, d)
-        bias = self.readout_bias[query_channels]
         if self.attention == "softmax":
+            weight = self.readout_weight[query_channels]  # (B, Q, H, d)
+            bias = self.readout_bias[query_channels]
             y = self.cross(q, keys, memory, query_times, key_times, key_padding, key_timeless)
             heads = y.view(*y.shape[:2], *weight.shape[2:])
             mean = (heads * weight).sum((-1, -2)) + bias
             var_logit = torch.gather(self.variance_head(y), -1, query_channels.unsqueeze(-1))
             zeros = mean.new_zeros(*mean.shape, weight.shape[2])
             return mean, F.softplus(var_logit.squeeze(-1)) + _VAR_FLOOR, zeros, zeros
-        moments = self.cross.moments(
-            q, keys, memory, query_times, key_times, key_padding, key_timeless
+        mean, variance, evidence, disagreement = self.cross.readout(
+            q,
+            keys,
+            memory,
+            self.readout_weight,
+            self.readout_bias,
+            query_channels,
+            query_times,
+            key_times,
+            key_padding,
+            key_timeless,
         )
-        mean, variance, disagreement = readout_moments(moments, weight, bias)
-        return mean, variance + _VAR_FLOOR, moments.evidence.transpose(1, 2), disagreement
+        return mean, variance + _VAR_FLOOR, evidence, disagreement
 
     @torch.no_grad()
     def sample(
@@ -327,10 +384,32 @@ class LevyNet(nn.Module):
         ``n_samples`` outputs by its definition (see :meth:`LevyAttention.sample`), and the
         affine readout maps them to targets.
 
+        Parameters
+        ----------
+        times, channels, values, mask, query_times, query_channels : Tensor
+            Tokens and queries, as in :meth:`forward`.
+        n_samples : int, default=50
+            Number of independent draws.
+        generator : torch.Generator, optional
+            Source of randomness, for reproducible draws.
+
         Returns
         -------
         Tensor
             ``(n_samples, B, Q)`` draws.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.network import LevyNet
+        >>> net = LevyNet(n_channels=3, n_targets=1).eval()
+        >>> tokens = dict(
+        ...     times=torch.rand(2, 5), channels=torch.randint(0, 3, (2, 5)),
+        ...     values=torch.randn(2, 5), mask=torch.ones(2, 5, dtype=torch.bool),
+        ...     query_times=torch.ones(2, 4), query_channels=torch.zeros(2, 4, dtype=torch.long))
+        >>> draws = net.sample(**tokens, n_samples=20, generator=torch.Generator().manual_seed(0))
+        >>> draws.shape
+        torch.Size([20, 2, 4])
         """
         if self.attention != "levy":
             raise ValueError("Sampling needs attention='levy'.")

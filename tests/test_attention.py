@@ -182,11 +182,37 @@ def test_fused_forward_equals_closed_form_mean(seed):
     m = layer.moments(q, kv, kv, qt, kt, mask)
     expected = m.mean.transpose(1, 2).reshape(q.shape)
     torch.testing.assert_close(layer(q, kv, kv, qt, kt, mask), expected)
+    # Without autograd, forward takes the kernel's logsumexp instead of the sentinel key.
+    with torch.no_grad():
+        torch.testing.assert_close(layer(q, kv, kv, qt, kt, mask), expected)
     all_padded = torch.ones_like(mask)
     m0 = layer.moments(q, kv, kv, qt, kt, all_padded)
-    torch.testing.assert_close(
-        layer(q, kv, kv, qt, kt, all_padded), m0.mean.transpose(1, 2).reshape(q.shape)
-    )
+    for grad in (True, False):
+        with torch.set_grad_enabled(grad):
+            torch.testing.assert_close(
+                layer(q, kv, kv, qt, kt, all_padded), m0.mean.transpose(1, 2).reshape(q.shape)
+            )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fused_readout_equals_materialised_readout(seed):
+    # Without autograd, readout runs fused kernels over (s, s²) columns in groups of head_dim
+    # (here 3, so 5 targets need 4 groups); it must equal moments + readout_moments, which
+    # the sampler tests verify.
+    layer = random_layer(seed, n_heads=2, n_windowed=seed % 3, rate=10.0 ** (seed - 2))
+    q, kv, qt, kt, mask = random_inputs(seed)
+    mask[1] = seed == 3  # one case with a fully padded row
+    g = torch.Generator().manual_seed(seed)
+    weight = torch.randn(5, 2, 3, generator=g, dtype=torch.float64)
+    bias = torch.randn(5, generator=g, dtype=torch.float64)
+    channels = torch.randint(0, 5, q.shape[:2], generator=g)
+    m = layer.moments(q, kv, kv, qt, kt, mask)
+    mean, var, dis = readout_moments(m, weight[channels], bias[channels])
+    with torch.no_grad():
+        fused = layer.readout(q, kv, kv, weight, bias, channels, qt, kt, mask)
+    reference = (mean, var, m.evidence.transpose(1, 2), dis)
+    for got, want in zip(fused, reference, strict=True):
+        torch.testing.assert_close(got, want.detach(), rtol=1e-9, atol=1e-12)
 
 
 def test_padded_keys_change_nothing():
