@@ -42,19 +42,29 @@ _EXP_CUTOFF = -80.0
 
 
 def _psi_value(lam: Tensor) -> Tensor:
-    """ψ by series: Σ_k Λ^k/(k·k!) e^{−Λ} below the switch, Σ_k k!/Λ^{k+1} above it."""
-    k = _K_SERIES.to(lam)
-    small = lam.clamp(min=torch.finfo(lam.dtype).tiny, max=_PSI_SWITCH).unsqueeze(-1)
-    log_terms = k * small.log() - _LOG_SERIES_DENOM.to(lam)
-    # logsumexp by hand, so that terms negligible against the largest skip the slow exp path.
-    top = log_terms.amax(-1, keepdim=True)
-    log_sum = (top + _exp_or_zero(log_terms - top).sum(-1, keepdim=True).log()).squeeze(-1)
-    psi_small = torch.exp(log_sum - small.squeeze(-1))
-    # e^{−Λ}(γ + ln Λ) is below 1e-16 relative to ψ above the switch, so it is dropped.
-    large = lam.clamp(min=_PSI_SWITCH).unsqueeze(-1)
-    psi_large = torch.exp(_LGAMMA_ASYMPT.to(lam) - (_K_ASYMPT.to(lam) + 1) * large.log()).sum(-1)
-    out = torch.where(lam > _PSI_SWITCH, psi_large, psi_small)
-    return torch.where(lam > 0, out, torch.zeros_like(out))
+    """ψ by series: Σ_k Λ^k/(k·k!) e^{−Λ} below the switch, Σ_k k!/Λ^{k+1} above it.
+
+    Each branch runs on its own entries only, and the power series stops after 2·max Λ + 30
+    terms: past k = 2Λ the terms fall faster than halving, and the first one dropped is below
+    1e-16 of the sum for every Λ up to the switch.
+    """
+    out = torch.zeros_like(lam)
+    large = lam > _PSI_SWITCH
+    small = (lam > 0) & ~large
+    if small.any():
+        x = lam[small].unsqueeze(-1)
+        n_terms = min(len(_K_SERIES), int(2 * x.max()) + 30)
+        log_terms = _K_SERIES[:n_terms].to(lam) * x.log() - _LOG_SERIES_DENOM[:n_terms].to(lam)
+        # logsumexp by hand, so that terms negligible against the largest skip the slow exp.
+        top = log_terms.amax(-1, keepdim=True)
+        log_sum = top + _exp_or_zero(log_terms - top).sum(-1, keepdim=True).log()
+        out[small] = torch.exp(log_sum - x).squeeze(-1)
+    if large.any():
+        # e^{−Λ}(γ + ln Λ) is below 1e-16 relative to ψ above the switch, so it is dropped.
+        log_x = lam[large].unsqueeze(-1).log()
+        terms = _LGAMMA_ASYMPT.to(lam) - (_K_ASYMPT.to(lam) + 1) * log_x
+        out[large] = torch.exp(terms).sum(-1)
+    return out
 
 
 class _Psi(torch.autograd.Function):
@@ -283,9 +293,7 @@ class LevyAttention(nn.Module):
         self.null_value = nn.Parameter(torch.zeros(num_heads, self.head_dim))
 
     def _log_window_mass(self, query_times: Tensor, key_times: Tensor) -> Tensor:
-        """``log w`` of shape ``(B, H, Q, L)``; 0 for global heads."""
-        b, q_len = query_times.shape
-        l_len = key_times.shape[1]
+        """``log w`` of the windowed heads, shape ``(B, W, Q, L)``."""
         h = self.log_bandwidth.exp()[self.num_heads - self.num_windowed_heads :]
         r = self.log_lookback.exp()[self.num_heads - self.num_windowed_heads :]
         lag = (query_times[:, None, :, None] - key_times[:, None, None, :]) / h[:, None, None]
@@ -302,9 +310,7 @@ class LevyAttention(nn.Module):
         far_lo = (sign * lower * _SQRT_HALF).clamp(-clip, clip)
         far_hi = (sign * upper * _SQRT_HALF).clamp(-clip, clip)
         w = 0.5 * sign * (torch.erfc(far_lo) - torch.erfc(far_hi))
-        log_w = torch.log(w.clamp(min=torch.finfo(w.dtype).tiny))
-        glob = log_w.new_zeros(b, self.num_heads - self.num_windowed_heads, q_len, l_len)
-        return torch.cat([glob, log_w], dim=1)
+        return torch.log(w.clamp(min=torch.finfo(w.dtype).tiny))
 
     def moments(
         self,
@@ -381,7 +387,12 @@ class LevyAttention(nn.Module):
         log_w = self._log_window_mass(query_times.to(like.dtype), key_times.to(like.dtype))
         if key_timeless is not None:
             log_w = log_w.masked_fill(key_timeless[:, None, None, :], 0.0)
-        return log_w if bias is None else log_w + bias
+        # Global heads (first) take the padding bias alone; one buffer, written once.
+        n_global = self.num_heads - self.num_windowed_heads
+        out = log_w.new_empty(log_w.shape[0], self.num_heads, *log_w.shape[2:])
+        out[:, :n_global] = 0.0 if bias is None else bias
+        out[:, n_global:] = log_w if bias is None else log_w + bias
+        return out
 
     def _project(self, query, key, value) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """Unit-norm per-head queries scaled by β, unit-norm keys, values, and β."""
@@ -579,31 +590,29 @@ class LevyAttention(nn.Module):
             return mean, variance, m.evidence.transpose(1, 2), disagreement
         q, k, v, beta = self._project(query, key, value)
         mask = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
-        mu, lse = _FLASH_CPU(q, k, v, 0.0, False, attn_mask=mask, scale=1.0)
-        # Every key's value seen through every target's readout, (B, H, L, T), shifted by the
-        # first key's so that Σ a s² − (Σ a s)² cancels little; the kernel then averages s
-        # and s² like values, head_dim columns per call (it needs equal head sizes).
+        # Every key's value seen through every target's readout, s (B, H, L, T), shifted by the
+        # first key's (ref) so that Σ a s² − (Σ a s)² cancels little. The kernel averages s and
+        # s² like values, head_dim columns per call (it needs equal head sizes), and returns
+        # the logsumexp that gives Λ; wᵀμ = ref + Σ a (s − ref), so μ itself is never formed.
         s = torch.einsum("bhld,thd->bhlt", v, weight)
-        s = s - s[:, :, :1]
+        ref = s[:, :, :1]
         n_targets, d = s.shape[-1], v.shape[-1]
-        columns = s.new_zeros(*s.shape[:3], -(-2 * n_targets // d) * d)
-        columns[..., :n_targets] = s
-        torch.mul(s, s, out=columns[..., n_targets : 2 * n_targets])
-        averaged = torch.cat(
-            [
-                _FLASH_CPU(q, k, part, 0.0, False, attn_mask=mask, scale=1.0)[0]
-                for part in columns.split(d, dim=-1)
-            ],
-            dim=-1,
-        )
-        index = query_channels[:, None, :, None].expand(*mu.shape[:3], 1)
-        first = averaged[..., :n_targets].gather(-1, index)[..., 0]
-        second = averaged[..., n_targets : 2 * n_targets].gather(-1, index)[..., 0]
-        disagreement = (second - first * first).clamp(min=0.0)  # (B, H, Q)
-        w = weight[query_channels].transpose(1, 2)  # (B, H, Q, d)
-        centre = (mu * w).sum(-1)  # wᵀμ
-        null = (self.null_value[:, None] * w).sum(-1)  # wᵀv₀
-        evidence = torch.exp(self.log_rate[:, None] + lse - beta[..., 0])
+        columns = s.new_empty(*s.shape[:3], -(-2 * n_targets // d) * d)
+        shifted = torch.sub(s, ref, out=columns[..., :n_targets])
+        torch.mul(shifted, shifted, out=columns[..., n_targets : 2 * n_targets])
+        columns[..., 2 * n_targets :] = 0.0
+        parts = [
+            _FLASH_CPU(q, k, part, 0.0, False, attn_mask=mask, scale=1.0)
+            for part in columns.split(d, dim=-1)
+        ]
+        averaged = torch.cat([out for out, _ in parts], dim=-1)
+        index = query_channels[:, None, :].expand(*averaged.shape[:3])  # (B, H, Q)
+        first = averaged[..., :n_targets].gather(-1, index[..., None])[..., 0]
+        second = averaged[..., n_targets : 2 * n_targets].gather(-1, index[..., None])[..., 0]
+        disagreement = (second - first * first).clamp(min=0.0)
+        centre = first + ref[:, :, 0].gather(-1, index)  # wᵀμ
+        null = torch.einsum("hd,bqhd->bhq", self.null_value, weight[query_channels])  # wᵀv₀
+        evidence = torch.exp(self.log_rate[:, None] + parts[0][1] - beta[..., 0])
         return _readout_heads(centre, null, evidence, disagreement, bias[query_channels])
 
     @torch.no_grad()
