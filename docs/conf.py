@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 from sphinx.errors import ConfigError
@@ -90,6 +91,7 @@ source_suffix = {".rst": "restructuredtext"}
 root_doc = "index"
 language = "en"
 default_role = "literal"  # a stray `x` renders as code instead of warning
+toc_object_entries_show_parents = "hide"  # "fit()", not "LevyAttentionRegressor.fit()"
 pygments_style = "sphinx"
 
 # -- autodoc / autosummary / numpydoc -----------------------------------------------------------
@@ -113,11 +115,18 @@ nitpick_ignore = [
 ]
 
 
-def _skip_namedtuple_fields(app, what, name, obj, skip, options):
-    """NamedTuple fields carry the docstring "Alias for field number N"; their meaning is in
-    the class's "Attributes" section already, so they are left out of the member list."""
+def _skip_member(app, what, name, obj, skip, options):
+    """Leave two kinds of generated members out of the class pages.
+
+    * NamedTuple fields carry the docstring "Alias for field number N"; their meaning is in
+      the class's "Attributes" section already.
+    * scikit-learn's metadata-routing setters (``set_fit_request`` and the like) are made for
+      every estimator; their docstrings point into scikit-learn's own documentation.
+    """
     doc = getattr(obj, "__doc__", None) or ""
     if what == "class" and doc.startswith("Alias for field number"):
+        return True
+    if what == "class" and re.fullmatch(r"set_\w+_request", name):
         return True
     return skip
 
@@ -218,4 +227,4 @@ html_context = {"default_mode": "light"}
 
 
 def setup(app):
-    app.connect("autodoc-skip-member", _skip_namedtuple_fields)
+    app.connect("autodoc-skip-member", _skip_member)

@@ -16,15 +16,113 @@ A missing value is an absent token (``mask`` False), never an imputed one.
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["TOKEN_KEYS", "tokens_from_rows", "tokens_from_events", "take_tokens"]
+__all__ = [
+    "TOKEN_KEYS",
+    "check_magnitude",
+    "column_scaling",
+    "tokens_from_rows",
+    "tokens_from_events",
+    "take_tokens",
+]
 
+#: Keys of a token dict (each an array with one row per sample): observation ``times``,
+#: ``channels``, ``values`` and padding ``mask``, then the ``query_times`` and
+#: ``query_channels`` of the predictions asked for.
 TOKEN_KEYS = ("times", "channels", "values", "mask", "query_times", "query_channels")
+
+
+# Token values are float32. A standardised value beyond its range (an outlier some 1e38
+# standard deviations out, where the network has long saturated) is clipped to the range
+# instead of overflowing to inf, which would turn the prediction into NaN.
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+# Largest target magnitude accepted (see check_magnitude).
+_MAX_MAGNITUDE = 1e150
+
+
+def _float32_values(values: np.ndarray) -> np.ndarray:
+    return np.clip(values, -_FLOAT32_MAX, _FLOAT32_MAX).astype(np.float32)
+
+
+def column_scaling(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """NaN-aware mean and standard deviation of every column, to standardise by.
+
+    A column with no finite value gets mean 0, a constant one scale 1. Moments are taken of
+    the values divided by the column's largest magnitude, so that columns anywhere in
+    float64's range do not overflow (``np.nanstd`` alone squares values beyond 1e154).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows, n_columns)
+        Values; ``NaN`` marks an unobserved cell.
+
+    Returns
+    -------
+    mean, scale : ndarray of shape (n_columns,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.adapters import column_scaling
+    >>> column_scaling(np.array([[1.0, np.nan, 2.0], [3.0, np.nan, 2.0]]))
+    (array([2., 0., 2.]), array([1., 1., 1.]))
+    >>> column_scaling(np.array([[1e200], [3e200]]))
+    (array([2.e+200]), array([1.e+200]))
+    >>> column_scaling(np.empty((0, 2)))
+    (array([0., 0.]), array([1., 1.]))
+    """
+    values = np.asarray(values, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: handled below
+        size = np.nanmax(np.abs(values), axis=0, initial=0.0)
+        size = np.where(np.isfinite(size) & (size > 0), size, 1.0)
+        mean = np.nanmean(values / size, axis=0) * size
+        scale = np.nanstd(values / size, axis=0) * size
+    return (
+        np.where(np.isfinite(mean), mean, 0.0),
+        np.where(np.isfinite(scale) & (scale > 0), scale, 1.0),
+    )
+
+
+def check_magnitude(values: np.ndarray, name: str = "y") -> None:
+    """Refuse targets so large that their predictive variance would overflow float64.
+
+    A variance is in squared units of ``values``: beyond ``1e150`` it can exceed float64's
+    1.8e308 and become ``inf``.
+
+    Parameters
+    ----------
+    values : ndarray
+        Target values (``NaN`` allowed).
+    name : str, default="y"
+        How the error message names them.
+
+    Raises
+    ------
+    ValueError
+        Naming the problem and the fix (rescale).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.adapters import check_magnitude
+    >>> check_magnitude(np.array([1e12, -3.0, np.nan]))
+    >>> check_magnitude(np.array([2e150]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: y has values beyond ±1e+150, whose predictive variance would overflow ...
+    """
+    if np.nanmax(np.abs(values), initial=0.0) > _MAX_MAGNITUDE:
+        raise ValueError(
+            f"{name} has values beyond ±{_MAX_MAGNITUDE:g}, whose predictive variance would "
+            f"overflow float64; rescale {name} (e.g. divide it by a power of 10)."
+        )
 
 
 def _queries(n: int, query_times: np.ndarray | None, n_targets: int) -> dict[str, np.ndarray]:
@@ -79,7 +177,7 @@ def tokens_from_rows(
     return {
         "times": np.broadcast_to(times, (n, p)).astype(np.float32),
         "channels": np.broadcast_to(np.arange(p), (n, p)).copy(),
-        "values": np.where(mask, X, 0.0).astype(np.float32),
+        "values": _float32_values(np.where(mask, X, 0.0)),
         "mask": mask,
         **_queries(n, query_times, n_targets),
     }
@@ -141,7 +239,7 @@ def tokens_from_events(
     for i, (t, c, v) in enumerate(kept):
         out["times"][i, : t.size] = t
         out["channels"][i, : t.size] = c
-        out["values"][i, : t.size] = v
+        out["values"][i, : t.size] = _float32_values(v)
         out["mask"][i, : t.size] = True
     out["query_times"] = np.asarray(query_times, dtype=np.float32)
     out["query_channels"] = np.asarray(query_channels, dtype=np.int64)
@@ -150,6 +248,18 @@ def tokens_from_events(
 
 def take_tokens(tokens: dict[str, np.ndarray], index: np.ndarray) -> dict[str, np.ndarray]:
     """Rows ``index`` of every token array.
+
+    Parameters
+    ----------
+    tokens : dict of ndarray
+        Token arrays with one row per sample (keys :data:`TOKEN_KEYS`).
+    index : ndarray
+        Row indices or a boolean row mask.
+
+    Returns
+    -------
+    dict of ndarray
+        The same keys, the selected rows.
 
     Examples
     --------
@@ -181,6 +291,9 @@ __all__ += [
     "span_in_units",
 ]
 
+#: Instance normalisations a window accepts (``normalization`` of :func:`series_windows`
+#: and of the forecaster): subtract the context mean, subtract its least-squares line, or
+#: leave values alone.
 NORMALIZATIONS = ("mean", "trend", "none")
 # Contexts thinner than these fall back to a simpler normalisation (a std from one token, or a
 # slope from two, is noise).
@@ -194,6 +307,21 @@ def index_kind(index: pd.Index) -> str:
 
     Datetime and timedelta indexes share a time unit (a ``pd.Timedelta``); a period index is
     measured in periods of its frequency; a numeric index in its own units.
+
+    Parameters
+    ----------
+    index : pd.Index
+        The time index of a series.
+
+    Returns
+    -------
+    str
+        The kind of time.
+
+    Raises
+    ------
+    TypeError
+        For an index that carries no time (strings, booleans, ...).
 
     Examples
     --------
@@ -243,6 +371,16 @@ def median_spacing(indexes: Sequence[pd.Index]) -> pd.Timedelta | float:
     and timedelta indexes, a float otherwise (periods for a period index). ``1`` (one second,
     one period, one index unit) when no series has two distinct time points.
 
+    Parameters
+    ----------
+    indexes : sequence of pd.Index
+        The time indexes of the series, all of one kind (see :func:`index_kind`).
+
+    Returns
+    -------
+    pd.Timedelta or float
+        The time unit.
+
     Examples
     --------
     >>> import pandas as pd
@@ -270,6 +408,19 @@ def index_to_time(index: pd.Index, unit: pd.Timedelta | float) -> np.ndarray:
     Only differences of these times carry meaning (the origin is the Unix epoch for datetimes,
     zero otherwise); windows subtract their cutoff.
 
+    Parameters
+    ----------
+    index : pd.Index
+        A datetime, timedelta, period or numeric index.
+    unit : pd.Timedelta or float
+        The time unit: a ``pd.Timedelta`` for datetime and timedelta indexes, a number of
+        periods or index units otherwise.
+
+    Returns
+    -------
+    ndarray of shape (len(index),)
+        Float times.
+
     Examples
     --------
     >>> import pandas as pd
@@ -287,6 +438,26 @@ def span_in_units(
 ) -> float:
     """A time span in time units: a number is already a count of units; a ``pd.Timedelta``
     (or a string pandas reads as one, e.g. ``"36h"``) is divided by a ``pd.Timedelta`` unit.
+
+    Parameters
+    ----------
+    span : float, str or pd.Timedelta
+        A positive number of time units, or a time span.
+    unit : pd.Timedelta or float
+        The time unit (see :func:`median_spacing`).
+    name : str, default="span"
+        The hyperparameter's name, for error messages.
+
+    Returns
+    -------
+    float
+        The span in time units.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a span that is not positive, not readable, or a time span on an index without
+        a time unit; the message says what to pass instead.
 
     Examples
     --------
@@ -344,6 +515,18 @@ class SeriesWindows(NamedTuple):
         the context is empty). Token and query times are relative to it.
     n_context : ndarray of shape (n,)
         Number of tokens in each window's context.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.adapters import series_windows
+    >>> t, v = np.arange(8.0), np.arange(8.0)[:, None]  # one series, one channel
+    >>> w = series_windows([t, t], [v, 2 * v], [np.array([3.0, 5.0]), np.array([4.0])],
+    ...                    context_length=3, horizon=2)
+    >>> w.series.tolist(), w.cutoffs.tolist(), w.n_context.tolist()  # three windows
+    ([0, 0, 1], [3.0, 5.0, 4.0], [3, 3, 3])
+    >>> w.targets.shape, sorted(w.tokens)
+    ((3, 2), ['channels', 'mask', 'query_channels', 'query_times', 'times', 'values'])
     """
 
     tokens: dict[str, np.ndarray]

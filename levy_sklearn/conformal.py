@@ -114,9 +114,23 @@ class MomentsRegressor(RegressorMixin, BaseEstimator):
     def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> MomentsRegressor:
         """Validate ``X`` (two columns, ``[mean, std]``); nothing is learned.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, 2)
+            Precomputed ``[mean, std]``.
+        y : array-like of shape (n_samples,), optional
+            Ignored; accepted for the scikit-learn API.
+
         Returns
         -------
         self : MomentsRegressor
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.conformal import MomentsRegressor
+        >>> MomentsRegressor().fit(np.array([[1.0, 0.5], [2.0, 0.1]])).predict([[3.0, 1.0]])
+        array([3.])
         """
         self._moments(X)
         return self
@@ -149,6 +163,13 @@ class MomentsRegressor(RegressorMixin, BaseEstimator):
         mean : ndarray of shape (n_samples,)
         std : ndarray of shape (n_samples,)
             Only with ``return_std=True``.
+
+        Examples
+        --------
+        >>> from levy_sklearn.conformal import MomentsRegressor
+        >>> mean, std = MomentsRegressor().predict([[1.0, 0.5], [2.0, 0.1]], return_std=True)
+        >>> mean.tolist(), std.tolist()
+        ([1.0, 2.0], [0.5, 0.1])
         """
         X = self._moments(X)
         if return_std:
@@ -213,7 +234,32 @@ class SigmaNormalisedScore(BaseRegressionScore):
     def get_signed_conformity_scores(
         self, y: ArrayLike, y_pred: ArrayLike, X: ArrayLike | None = None, **kwargs
     ) -> NDArray:
-        """Signed score ``(y − μ) / σ`` (MAPIE takes the absolute value, ``sym=True``)."""
+        """Signed score ``(y − μ) / σ`` (MAPIE takes the absolute value, ``sym=True``).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Observed targets.
+        y_pred : array-like of shape (n_samples,)
+            Predicted means ``μ``.
+        X : array-like, optional
+            What σ is read from: ``[mean, std]`` rows, or the features of
+            ``sigma_estimator``. MAPIE always passes it.
+        **kwargs
+            Ignored; part of MAPIE's interface.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.conformal import SigmaNormalisedScore
+        >>> X = np.array([[0.0, 1.0], [0.0, 2.0]])  # [mean, std]
+        >>> SigmaNormalisedScore().get_signed_conformity_scores([1.0, -1.0], X[:, 0], X=X)
+        array([ 1. , -0.5])
+        """
         return (np.asarray(y, dtype=np.float64) - np.asarray(y_pred)) / self._sigma(X)
 
     def get_estimation_distribution(
@@ -223,7 +269,32 @@ class SigmaNormalisedScore(BaseRegressionScore):
         X: ArrayLike | None = None,
         **kwargs,
     ) -> NDArray:
-        """``μ + score · σ`` (inverts :meth:`get_signed_conformity_scores`)."""
+        """``μ + score · σ`` (inverts :meth:`get_signed_conformity_scores`).
+
+        Parameters
+        ----------
+        y_pred : array-like of shape (n_samples,) or (n_samples, n_levels)
+            Predicted means ``μ``.
+        conformity_scores : array-like
+            Scores (or their quantiles) broadcastable against ``y_pred``.
+        X : array-like, optional
+            What σ is read from, as in :meth:`get_signed_conformity_scores`.
+        **kwargs
+            Ignored; part of MAPIE's interface.
+
+        Returns
+        -------
+        ndarray
+            Shaped like ``y_pred``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.conformal import SigmaNormalisedScore
+        >>> X = np.array([[0.0, 1.0], [0.0, 2.0]])  # [mean, std]
+        >>> SigmaNormalisedScore().get_estimation_distribution(X[:, 0], np.array([1.0, -0.5]), X=X)
+        array([ 1., -1.])
+        """
         y_pred = np.asarray(y_pred, dtype=np.float64)
         sigma = self._sigma(X)
         # MAPIE passes bounds as (n_samples, n_levels) against quantiles of (1, n_levels).
@@ -383,7 +454,27 @@ class ConformalCalibrator:
         self._fitted: dict[float, list[SplitConformalRegressor]] = {}
 
     def conformalizers(self, coverage: float) -> list[SplitConformalRegressor]:
-        """The MAPIE conformalizers (one per target) at one coverage, built on first use."""
+        """The MAPIE conformalizers (one per target) at one coverage, built on first use.
+
+        Parameters
+        ----------
+        coverage : float
+            Coverage in ``(0, 1)``.
+
+        Returns
+        -------
+        list of mapie.regression.SplitConformalRegressor
+            One per target, cached for later calls at the same coverage.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.conformal import ConformalCalibrator
+        >>> rng = np.random.default_rng(0)
+        >>> cal = ConformalCalibrator(np.zeros(100), np.ones(100), rng.normal(size=100))
+        >>> len(cal.conformalizers(0.9)), cal.conformalizers(0.9) is cal.conformalizers(0.9)
+        (1, True)
+        """
         (level,), _ = check_coverage(coverage)
         if level not in self._fitted:
             self._fitted[level] = fit_conformal(self._mean, self._std, self._y, level)
@@ -406,6 +497,16 @@ class ConformalCalibrator:
         lower, upper : ndarray
             Shape ``mean.shape`` for a scalar coverage, ``mean.shape + (n_coverages,)``
             for a list.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.conformal import ConformalCalibrator
+        >>> rng = np.random.default_rng(0)
+        >>> cal = ConformalCalibrator(np.zeros(400), np.ones(400), rng.normal(size=400))
+        >>> lower, upper = cal.interval(np.zeros(2), np.array([1.0, 2.0]), coverage=0.9)
+        >>> bool(np.allclose(upper, -lower)), bool(np.isclose(upper[1], 2 * upper[0]))
+        (True, True)
         """
         levels, scalar = check_coverage(coverage)
         bounds = [conformal_interval(self.conformalizers(c), mean, std) for c in levels]

@@ -13,6 +13,8 @@ calibration in :mod:`levy_sklearn.conformal`.
 
 from __future__ import annotations
 
+import copy
+import numbers
 import warnings
 from collections.abc import Hashable
 
@@ -24,6 +26,8 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 from .adapters import (
     NORMALIZATIONS,
     SeriesWindows,
+    check_magnitude,
+    column_scaling,
     index_kind,
     index_to_time,
     median_spacing,
@@ -56,14 +60,43 @@ _PRETRAINED = [
 
 
 def _instances(y: pd.DataFrame) -> list[tuple[Hashable, pd.DataFrame]]:
-    """Split a Series/Panel/Hierarchical frame into ``(instance key, time-indexed frame)``."""
+    """Split a Series/Panel/Hierarchical frame into ``(instance key, time-indexed frame)``,
+    refusing what sktime's checks let through but would corrupt a forecast."""
     if not isinstance(y.index, pd.MultiIndex):
-        return [(None, y.sort_index())]
-    levels = list(range(y.index.nlevels - 1))
-    return [
-        (key, frame.droplevel(levels).sort_index())
-        for key, frame in y.groupby(level=levels, sort=False)
-    ]
+        series = [(None, y.sort_index())]
+    else:
+        levels = list(range(y.index.nlevels - 1))
+        series = [
+            (key, frame.droplevel(levels).sort_index())
+            for key, frame in y.groupby(level=levels, sort=False)
+        ]
+    for key, frame in series:
+        where = "y" if key is None else f"series {key!r} of y"
+        if frame.index.has_duplicates:
+            first = frame.index[frame.index.duplicated()][0]
+            raise ValueError(
+                f"{where} has more than one row at time {first}. Combine rows that share a "
+                "time point first, e.g. y.groupby(level=-1).mean() for a single series."
+            )
+        values = frame.to_numpy(dtype=np.float64)
+        if np.isinf(values).any():
+            raise ValueError(
+                f"{where} contains ±inf. Replace it by NaN (LevyForecaster reads NaN as 'not "
+                "observed') or by a finite value, e.g. y.replace([np.inf, -np.inf], np.nan)."
+            )
+        check_magnitude(values, where)
+    return series
+
+
+def _as_floats(levels: object) -> object:
+    """Integers in a coverage/alpha argument as floats: sktime's check accepts floats only and
+    fails on an int with ``TypeError: 'int' object is not iterable``, where ``coverage=1``
+    deserves its clear "must lie in the open interval (0, 1)" error."""
+
+    def as_float(a: object) -> object:
+        return float(a) if isinstance(a, numbers.Real) and not isinstance(a, bool) else a
+
+    return [as_float(a) for a in levels] if isinstance(levels, list) else as_float(levels)
 
 
 def _compatible_kinds(a: str, b: str) -> bool:
@@ -102,13 +135,21 @@ class LevyForecaster(BaseForecaster):
     the training horizon), relative ``pd.Timedelta`` spans, or relative integer steps where
     the index is regular (a ``freq``, a period or integer index, or evenly spaced
     timestamps); integer steps on an irregular ``DatetimeIndex`` raise a ``ValueError`` that
-    asks for timestamps or Timedeltas. A time at or before the cutoff (in-sample) is
+    asks for timestamps or Timedeltas. On a ``TimedeltaIndex``, give relative Timedeltas
+    (added to the cutoff) or integer steps: sktime's ``ForecastingHorizon`` cannot hold
+    absolute times of a ``TimedeltaIndex``. A time at or before the cutoff (in-sample) is
     forecast from what was observed strictly before it. ``predict``, ``predict_var``,
     ``predict_proba``, ``predict_interval`` and ``predict_quantiles`` all come from the same
     Normal(mean, σ²), except that with ``calibration_fraction > 0`` the intervals and
     quantiles are the conformal ones (still centred on the mean) while ``predict_var`` and
     ``predict_proba`` keep the model's own σ. ``fit`` and ``update`` keep the observed
     history of every series (the context of later forecasts); ``self._y`` is not used.
+
+    ``NaN`` in ``y`` means "not observed"; ``±inf``, values beyond ``±1e150`` and repeated
+    time points within a series are rejected with a ``ValueError`` saying what to do. A
+    ``fit`` interrupted by ``KeyboardInterrupt`` (Ctrl-C) re-raises it and leaves the
+    forecaster unfitted; an interrupted ``pretrain`` leaves the earlier pretrained state (or
+    none) as it was.
 
     Exogenous ``X`` is ignored (``capability:exogenous`` is ``False``): future values of
     exogenous series would have to be supplied for every forecast time, which this
@@ -151,8 +192,12 @@ class LevyForecaster(BaseForecaster):
         The defaults were chosen on the load_airline backtest in
         ``benchmarks/forecaster_airline.py``: fewer epochs or a lower rate left σ too wide,
         more without dropout and weight decay overfit (over-confident folds).
-    device : str, default="cpu"
-        Torch device.
+    device : {"cpu", "cuda", "auto"} or str, default="cpu"
+        Torch device (also ``"cuda:<index>"``, ``"mps"``); ``"auto"`` takes CUDA when
+        available, else the CPU. An unknown or absent device is a ``ValueError`` at ``fit``.
+        Fits are bitwise reproducible on CPU; on a GPU, repeated fits can differ in the last
+        bits unless ``torch.use_deterministic_algorithms(True)`` is set (with
+        ``CUBLAS_WORKSPACE_CONFIG=:4096:8``), and results differ between GPU models.
     random_state : int or None, default=None
         Seed of every random choice of training (weights, shuffling, dropout, splits).
     verbose : int, default=0
@@ -214,6 +259,10 @@ class LevyForecaster(BaseForecaster):
         "requires-fh-in-fit": False,
         "fit_is_empty": False,
     }
+    # sktime's future default, adopted now (which also silences its FutureWarning about the
+    # change): the history lives in ``_series`` and ``_update`` is our own, so sktime's copy
+    # of the data in ``_y``/``_X`` would be unused.
+    _config = {"remember_data": False}
 
     def __init__(
         self,
@@ -265,6 +314,9 @@ class LevyForecaster(BaseForecaster):
         self.random_state = random_state
         self.verbose = verbose
         super().__init__()
+        # sktime creates these only when remember_data is on at construction, but its checks
+        # switch it on later with set_config and then expect them to exist.
+        self._y = self._X = None
 
     # ------------------------------------------------------------------ validation helpers
 
@@ -306,12 +358,7 @@ class LevyForecaster(BaseForecaster):
 
     def _fit_scaling(self, series: list[tuple[Hashable, pd.DataFrame]]) -> None:
         values = np.concatenate([frame.to_numpy(dtype=np.float64) for _, frame in series])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN channels
-            mean = np.nanmean(values, axis=0)
-            scale = np.nanstd(values, axis=0)
-        self.channel_mean_ = np.where(np.isfinite(mean), mean, 0.0)
-        self.channel_scale_ = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+        self.channel_mean_, self.channel_scale_ = column_scaling(values)
 
     def _arrays(
         self, series: list[tuple[Hashable, pd.DataFrame]]
@@ -451,9 +498,9 @@ class LevyForecaster(BaseForecaster):
 
     # ------------------------------------------------------------------ sktime private API
 
-    def _pretraining_windows(self, y) -> tuple[SeriesWindows, float]:
-        """Windows of every series of a pretraining panel, cut without touching the fitted
-        state (pretraining writes only the ``pretrained_*`` attributes)."""
+    def _pretraining_windows(self, y) -> tuple[SeriesWindows, float, pd.Timedelta | float, str]:
+        """Windows of every series of a pretraining panel, their context span, time unit and
+        time kind, cut without touching the fitted state."""
         saved = {k: self.__dict__.pop(k) for k in _FIT_AXIS if k in self.__dict__}
         try:
             series = _instances(y)
@@ -466,9 +513,7 @@ class LevyForecaster(BaseForecaster):
             for k in _FIT_AXIS:
                 self.__dict__.pop(k, None)
             self.__dict__.update(saved)
-        self.pretrained_time_unit_ = unit
-        self.pretrained_time_kind_ = kind
-        return windows, span
+        return windows, span, unit, kind
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on every series of the panel ``y``.
@@ -479,9 +524,12 @@ class LevyForecaster(BaseForecaster):
         self._check_params()
         for name in _PRETRAINED:  # pretrain after fit starts afresh
             self.__dict__.pop(name, None)
-        windows, span = self._pretraining_windows(y)
+        windows, span, unit, kind = self._pretraining_windows(y)
+        net = self._train_on(windows, y.shape[1], span)
+        # Written together once training succeeded: an interrupted pretrain leaves none.
+        self.pretrained_time_unit_, self.pretrained_time_kind_ = unit, kind
         self.pretrained_n_channels_ = y.shape[1]
-        self.pretrained_net_ = self._train_on(windows, y.shape[1], span)
+        self.pretrained_net_ = net
         return self
 
     def _pretrain_update(self, y, X=None, fh=None):
@@ -494,13 +542,15 @@ class LevyForecaster(BaseForecaster):
                 f"{self.pretrained_n_channels_}; every pretraining panel needs the same columns."
             )
         self._check_params()
-        windows, _ = self._pretraining_windows(y)
-        net = self.pretrained_net_
+        windows, *_ = self._pretraining_windows(y)
+        # Train a copy, so that an interrupted update leaves the pretrained network as it was.
+        net = copy.deepcopy(self.pretrained_net_)
         # Train in float32 as in fit; inference switches back to float64 (see fit_levy_net).
         net.module_.float()
         with seeded(self.random_state):
             net.partial_fit(windows.tokens, windows.targets.astype(np.float32))
         net.module_.double()
+        self.pretrained_net_ = net
         return self
 
     def _fit(self, y, X=None, fh=None):
@@ -542,6 +592,12 @@ class LevyForecaster(BaseForecaster):
         With ``refit_on_update=True`` and ``update_params=True`` the forecaster retrains on
         everything seen so far (a pretrained network is kept and only recalibrated).
         """
+        fitted = list(next(iter(self._series.values())).columns)
+        if list(y.columns) != fitted:
+            raise ValueError(
+                f"update got columns {list(y.columns)} but fit saw {fitted}; pass new "
+                "observations of the same columns, in the same order (or fit again)."
+            )
         for key, frame in _instances(y):
             old = self._series.get(key)
             if old is not None:
@@ -570,6 +626,10 @@ class LevyForecaster(BaseForecaster):
                 )
             step = pd.Timedelta(self._step * self.time_unit_)
             return pd.Index(self.cutoff[0] + np.asarray(values) * step)
+        if self.time_kind_ == "timedelta" and pd.api.types.is_timedelta64_dtype(values.dtype):
+            # sktime cannot hold absolute times of a TimedeltaIndex in a ForecastingHorizon
+            # (to_absolute_index raises), so add the spans to the cutoff here.
+            return pd.TimedeltaIndex(self.cutoff[0] + values)
         return fh.to_absolute_index(self.cutoff)
 
     def _forecast_moments(self, fh: ForecastingHorizon) -> tuple[pd.Index, np.ndarray, np.ndarray]:
@@ -663,6 +723,66 @@ class LevyForecaster(BaseForecaster):
             upper = mean[..., None] + z * std[..., None]
         return rows, mean, lower, upper
 
+    def predict_interval(self, fh=None, X=None, coverage=0.90):
+        """Central prediction intervals (sktime's ``predict_interval``; see ``_bounds``).
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+        coverage : float or list of float, default=0.90
+            Nominal coverage(s), each strictly between 0 and 1 (ints are read as floats).
+
+        Returns
+        -------
+        pd.DataFrame
+            sktime's interval format: columns ``(variable, coverage, "lower"/"upper")``.
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> intervals = forecaster.predict_interval(fh=[1, 2], coverage=[0.5, 0.9])
+        >>> intervals.shape  # columns (variable, coverage, "lower"/"upper")
+        (2, 4)
+        >>> lower, upper = intervals.xs(0.9, axis=1, level=1).to_numpy().T
+        >>> bool((lower < upper).all())
+        True
+        """
+        return super().predict_interval(fh=fh, X=X, coverage=_as_floats(coverage))
+
+    def predict_quantiles(self, fh=None, X=None, alpha=None):
+        """Quantile forecasts (sktime's ``predict_quantiles``; see ``_predict_quantiles``).
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+        alpha : float or list of float, optional
+            Quantile levels, each strictly between 0 and 1 (ints are read as floats);
+            sktime's default ``[0.05, 0.95]`` when omitted.
+
+        Returns
+        -------
+        pd.DataFrame
+            sktime's quantile format: columns ``(variable, alpha)``.
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> q = forecaster.predict_quantiles(fh=[1, 2], alpha=[0.1, 0.5, 0.9])
+        >>> q.shape, bool((q.iloc[:, 0] < q.iloc[:, 2]).all())
+        ((2, 3), True)
+        """
+        return super().predict_quantiles(fh=fh, X=X, alpha=_as_floats(alpha))
+
     def _predict_interval(self, fh, X=None, coverage=None):
         """Central intervals: Normal from the closed-form σ, or conformal when calibrated."""
         rows, _, lower, upper = self._bounds(fh, list(coverage))
@@ -699,6 +819,15 @@ class LevyForecaster(BaseForecaster):
         Returns
         -------
         list of dict
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> params = LevyForecaster.get_test_params()
+        >>> forecaster = LevyForecaster(**params[0]).fit(load_airline())
+        >>> forecaster.predict(fh=[1, 2]).shape
+        (2,)
         """
         tiny = {"d_model": 8, "n_heads": 2, "max_epochs": 2, "batch_size": 64}
         return [

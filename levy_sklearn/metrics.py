@@ -163,7 +163,7 @@ def sample_crps(
     ----------
     y_true : array-like
         Observed values, any shape ``S``.
-    samples : array-like of shape (m, *S)
+    samples : array-like of shape ``(m, *S)``
         ``m`` samples per element of ``y_true``, stacked along axis 0.
     fair : bool, default=False
         Use the unbiased ("fair") estimator of the second term; needs ``m ≥ 2``.

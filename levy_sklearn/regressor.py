@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -21,9 +21,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .adapters import take_tokens, tokens_from_rows
+from .adapters import check_magnitude, column_scaling, take_tokens, tokens_from_rows
 from .conformal import ConformalCalibrator, check_coverage
-from .network import ATTENTION_KINDS
+from .network import ATTENTION_KINDS, LevyNetOutput
 from .training import LOSSES, NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net
 
 __all__ = ["LevyAttentionRegressor"]
@@ -34,6 +34,34 @@ _MIN_VALIDATION_ROWS = 5
 _INTERVAL_METHODS = ("gaussian", "conformal")
 # Learning-rate multiplier for the log-scale scalars of the Lévy layers (see fit).
 _LOG_PARAM_LR = 10.0
+# Rows tokenised and predicted at a time (see _moments).
+_PREDICT_CHUNK = 16_384
+
+
+# What to do about the input errors scikit-learn's validation raises (matched on its message).
+_INPUT_HINTS = {
+    "Input X contains infinity": "±inf is not a measurement: replace it by NaN, which "
+    "LevyAttentionRegressor reads as 'not observed', or by a finite value.",
+    "Input y contains NaN": "Every target must be observed: drop the rows whose y is NaN "
+    "(NaN is allowed in X only, where it means 'not observed').",
+    "Input y contains infinity": "Targets must be finite: drop or clip the rows whose y is ±inf.",
+    "could not convert": "X and y must be numeric: encode text or categorical columns first, "
+    "e.g. with OneHotEncoder or OrdinalEncoder in a Pipeline.",
+    "Complex data not supported": "Pass real and imaginary parts as separate real columns.",
+}
+
+
+@contextmanager
+def _explain_bad_input() -> Iterator[None]:
+    """Add the fix to scikit-learn's input-validation errors (first line only: the complex
+    data error would otherwise print the whole array)."""
+    try:
+        yield
+    except ValueError as err:
+        hint = next((h for key, h in _INPUT_HINTS.items() if key in str(err)), None)
+        if hint is None:
+            raise
+        raise ValueError(f"{str(err).splitlines()[0]} {hint}") from err
 
 
 def _is_int(value: Any) -> bool:
@@ -108,8 +136,13 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         hidden. They teach the network's learned prior tokens the marginal distribution of
         ``y``, so a row with nothing observed gets a sensible mean and a large σ instead of
         whatever the untrained prior would say. ``0`` disables it.
-    device : str, default="cpu"
-        Torch device for training and inference.
+    device : {"cpu", "cuda", "auto"} or str, default="cpu"
+        Torch device for training and inference (also ``"cuda:<index>"``, ``"mps"``);
+        ``"auto"`` takes CUDA when available, else the CPU. An unknown or absent device is
+        a ``ValueError`` at ``fit``. Fits are bitwise reproducible on CPU; on a GPU, some
+        CUDA kernels accumulate in a varying order, so repeated fits can differ in the last
+        bits unless ``torch.use_deterministic_algorithms(True)`` is set (with
+        ``CUBLAS_WORKSPACE_CONFIG=:4096:8``), and results differ between GPU models.
     random_state : int, RandomState instance or None, default=None
         Seeds weight initialisation, shuffling, dropout and the validation split. Pass an int
         for reproducible fits; ``None`` draws a seed from NumPy's global generator (the
@@ -123,16 +156,16 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         The trained skorch net (its ``module_`` is the :class:`~levy_sklearn.network.LevyNet`).
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names, when ``X`` was a DataFrame with string column names.
     n_targets_ : int
         Number of targets (columns of ``y``).
-    x_mean_, x_scale_ : ndarray of shape (n_features_in_,)
+    x_mean_, x_scale_ : ndarray of shape (`n_features_in_`,)
         Per-column mean and standard deviation of ``X``, ignoring ``NaN`` (0 and 1 for a
         column that was never observed or is constant).
-    y_mean_, y_scale_ : ndarray of shape (n_targets_,)
+    y_mean_, y_scale_ : ndarray of shape (`n_targets_`,)
         Per-target mean and standard deviation of ``y``.
-    feature_times_ : ndarray of shape (n_features_in_,)
+    feature_times_ : ndarray of shape (`n_features_in_`,)
         Scaled token time of each column.
     time_scale_ : float
         Divisor applied to ``feature_times``.
@@ -150,7 +183,10 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
     standard deviations by the target scale, variances and disagreements by its square.
     Inference runs in float64, so predictions do not depend on how rows are batched. A row
     with no observed feature is answered from learned prior tokens: a finite mean and a
-    large, finite σ.
+    large, finite σ. ``±inf`` in ``X``, a missing or infinite target, ``|y| > 1e150`` (its
+    variance would overflow) and text or complex data are rejected with a ``ValueError``
+    that says what to do. Prediction runs in chunks of rows, so it adds memory for its
+    outputs only (``benchmarks/memory.py``).
 
     The defaults (32-dimensional embeddings, 8 heads, no encoder block, positional keys,
     CRPS, AdamW at ``lr=5e-3`` for 40 epochs of 64 rows, no validation split) were chosen on
@@ -231,6 +267,11 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         tags.target_tags.multi_output = True
         return tags
 
+    def __sklearn_is_fitted__(self) -> bool:
+        # net_ is written last in fit, so a fit that failed or was interrupted leaves the
+        # estimator unfitted rather than half-updated.
+        return hasattr(self, "net_")
+
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
         """Raise a ValueError naming the bad hyperparameter and what would be valid."""
@@ -310,33 +351,40 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         self : LevyAttentionRegressor
             Fitted: writes ``net_``, ``n_features_in_`` (and ``feature_names_in_`` for
             DataFrames), ``n_targets_``, ``x_mean_``, ``x_scale_``, ``y_mean_``, ``y_scale_``,
-            ``feature_times_``, ``time_scale_``; deletes ``conformal_``.
+            ``feature_times_``, ``time_scale_``; deletes ``conformal_``. If fit raises or
+            is interrupted (``KeyboardInterrupt``), the estimator is left unfitted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(50, 2))
+        >>> X[0, 1] = np.nan  # not observed: allowed in fit as in predict
+        >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0] ** 2)
+        >>> reg.n_features_in_, reg.n_targets_
+        (2, 1)
         """
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)  # the previous fit, so that no mix of two fits survives
         self._check_params()
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            dtype=np.float64,
-            ensure_all_finite="allow-nan",
-            multi_output=True,
-            y_numeric=True,
-        )
+        with _explain_bad_input():
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                dtype=np.float64,
+                ensure_all_finite="allow-nan",
+                multi_output=True,
+                y_numeric=True,
+            )
+        check_magnitude(y)
         self._y_1d = y.ndim == 1
         Y = y.reshape(len(y), -1)
         self.n_targets_ = Y.shape[1]
         self.feature_times_, self.time_scale_ = self._check_feature_times(X.shape[1])
 
-        with warnings.catch_warnings():
-            # A column with no observed value has no mean; it is handled just below.
-            warnings.simplefilter("ignore", RuntimeWarning)
-            x_mean = np.nanmean(X, axis=0)
-            x_scale = np.nanstd(X, axis=0)
-        self.x_mean_ = np.where(np.isfinite(x_mean), x_mean, 0.0)
-        self.x_scale_ = np.where(np.isfinite(x_scale) & (x_scale > 0), x_scale, 1.0)
-        self.y_mean_ = Y.mean(axis=0)
-        y_scale = Y.std(axis=0)
-        self.y_scale_ = np.where(y_scale > 0, y_scale, 1.0)
+        self.x_mean_, self.x_scale_ = column_scaling(X)
+        self.y_mean_, self.y_scale_ = column_scaling(Y)
 
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
@@ -366,7 +414,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         # a rate by a factor of 10; they get a larger learning rate.
         net.set_params(optimizer__param_groups=[("*log_*", {"lr": _LOG_PARAM_LR * self.lr})])
         tokens = self._tokens(X_train)
-        self.net_: LevyNeuralNet = fit_levy_net(net, tokens, target, seed)
+        net = fit_levy_net(net, tokens, target, seed)
         if self.loss == "mse" and n_prior:
             # fit_levy_net calibrated σ on rows that include the all-hidden prior rows, whose
             # residuals span all of y; calibrate on real rows (held out when there are any).
@@ -376,9 +424,8 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
                 rows = np.asarray(valid.indices)
                 rows = rows[rows < len(X)]
             if rows.size:
-                self.net_.calibrate(take_tokens(tokens, rows), target[rows])
-        if hasattr(self, "conformal_"):
-            del self.conformal_
+                net.calibrate(take_tokens(tokens, rows), target[rows])
+        self.net_: LevyNeuralNet = net
         return self
 
     def _tokens(self, X: NDArray) -> dict[str, NDArray]:
@@ -387,11 +434,24 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         )
 
     # ------------------------------------------------------------------ prediction
+    def _check_X(self, X: ArrayLike) -> NDArray:
+        """Validated float64 rows for a fitted estimator (``NaN`` allowed)."""
+        check_is_fitted(self)
+        with _explain_bad_input():
+            return validate_data(
+                self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False
+            )
+
     def _moments(self, X: ArrayLike) -> tuple[NDArray, NDArray, NDArray, NDArray]:
         """Mean, std ``(n, Q)`` and evidence, disagreement ``(n, Q, H)`` in target units."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False)
-        out = self.net_.predict_moments(self._tokens(X))
+        X = self._check_X(X)
+        # Tokens take four arrays per cell: build them a chunk of rows at a time, so that
+        # prediction adds memory for its outputs only (benchmarks/memory.py measures it).
+        chunks = [
+            self.net_.predict_moments(self._tokens(X[start : start + _PREDICT_CHUNK]))
+            for start in range(0, len(X), _PREDICT_CHUNK)
+        ]
+        out = LevyNetOutput(*(np.concatenate(part) for part in zip(*chunks, strict=True)))
         mean = out.mean * self.y_scale_ + self.y_mean_
         std = np.sqrt(out.variance) * self.y_scale_
         disagreement = out.disagreement * self.y_scale_[:, None] ** 2
@@ -532,6 +592,55 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             evidence_per_head=self._shape(evidence),
             disagreement_per_head=self._shape(disagreement),
         )
+
+    def sample_y(
+        self,
+        X: ArrayLike,
+        n_samples: int = 1,
+        method: str = "poisson",
+        random_state: int | np.random.RandomState | None = 0,
+    ) -> NDArray:
+        """Draw predictions by repeated stochastic passes (how the baselines get σ).
+
+        The single-pass σ of :meth:`predict` is exactly the spread these draws estimate for
+        ``method="poisson"``; sampling is here to compare against, not to use in its place.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            ``NaN`` marks an unobserved feature.
+        n_samples : int, default=1
+            Draws per row.
+        method : {"poisson", "mc_dropout"}, default="poisson"
+            ``"poisson"``: the output layer drawn from its Poisson construction (one encoder
+            pass; the "sampler" baseline). ``"mc_dropout"``: the mean of ``n_samples``
+            full passes with dropout active (MC dropout; needs ``dropout > 0``, typically
+            with ``attention="softmax"``).
+        random_state : int, RandomState instance or None, default=0
+            Seed of the draws (``GaussianProcessRegressor.sample_y``'s convention).
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_samples) or (n_rows, n_targets, n_samples)
+            Draws in target units, shaped like ``GaussianProcessRegressor.sample_y``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(60, 2))
+        >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X @ [1.0, 2.0])
+        >>> reg.sample_y(X[:3], n_samples=50).shape
+        (3, 50)
+        """
+        X = self._check_X(X)
+        if not _is_int(n_samples) or n_samples < 1:
+            raise ValueError(f"n_samples={n_samples!r} must be a positive integer.")
+        seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+        draws = self.net_.predict_samples(self._tokens(X), n_samples, method, seed)
+        draws = draws * self.y_scale_ + self.y_mean_  # (S, n, Q)
+        draws = np.moveaxis(draws, 0, -1)  # (n, Q, S)
+        return draws[:, 0] if self._y_1d else draws
 
     # ------------------------------------------------------------------ conformal
     def conformalize(self, X_cal: ArrayLike, y_cal: ArrayLike) -> LevyAttentionRegressor:

@@ -8,6 +8,7 @@ score that with a proper scoring rule.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -27,13 +28,17 @@ __all__ = [
     "LevyNeuralNet",
     "LOSSES",
     "NET_PARAMS",
+    "check_device",
     "fit_levy_net",
     "make_levy_net",
     "seeded",
 ]
 
+#: Training objectives (``loss``): closed-form Gaussian CRPS, Gaussian negative
+#: log-likelihood, or squared error of the mean with σ calibrated afterwards.
 LOSSES = ("crps", "nll", "mse")
-# The flat hyperparameters both front-ends expose and pass to make_levy_net unchanged.
+#: The flat hyperparameters both front-ends expose and pass to :func:`make_levy_net`
+#: unchanged.
 NET_PARAMS = (
     "d_model",
     "n_heads",
@@ -53,6 +58,8 @@ NET_PARAMS = (
     "verbose",
 )
 _SQRT_PI = math.sqrt(math.pi)
+# Re-entrant: predict_moments (seeded) may run inside a seeded training block.
+_RNG_LOCK = threading.RLock()
 
 
 def gaussian_crps_torch(mean: Tensor, variance: Tensor, y: Tensor) -> Tensor:
@@ -73,6 +80,15 @@ class GaussianScore(nn.Module):
     loss : {"crps", "nll", "mse"}, default="crps"
         Closed-form Gaussian CRPS, Gaussian negative log-likelihood, or squared error of the
         mean alone (σ is then calibrated afterwards, see :meth:`LevyNeuralNet.calibrate`).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.training import GaussianScore
+    >>> mean, variance = torch.zeros(2, 2), torch.ones(2, 2)
+    >>> y = torch.tensor([[0.0, float("nan")], [1.0, -1.0]])  # NaN: not observed, no loss
+    >>> round(GaussianScore("nll")(mean, variance, y).item(), 4)  # mean of 3 observed
+    1.2523
     """
 
     def __init__(self, loss: str = "crps") -> None:
@@ -103,9 +119,46 @@ class LevyNeuralNet(NeuralNet):
     mean and variance together, and :meth:`predict_moments` returns every output, where
     skorch's own ``predict`` would keep only the first. ``variance_scale_`` (1 unless
     :meth:`calibrate` set it) multiplies every predicted variance.
+
+    Unlike skorch's ``NeuralNet``, whose ``fit`` and ``partial_fit`` swallow a
+    ``KeyboardInterrupt`` and return a partly trained net, this net re-raises it once skorch
+    has finished its ``on_train_end`` hooks: Ctrl-C stops the caller (a grid search, a
+    script), and the front-ends leave no half-fitted estimator behind. (skorch's
+    ``EarlyStopping`` stops training by raising ``KeyboardInterrupt`` too; that one is not
+    re-raised.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.adapters import tokens_from_rows
+    >>> from levy_sklearn.regressor import LevyAttentionRegressor
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
+    >>> tokens = tokens_from_rows(X[:4])
+    >>> type(net).__name__, type(net.module_).__name__
+    ('LevyNeuralNet', 'LevyNet')
+    >>> net.predict_moments(tokens).variance.shape  # (n, Q): one query per row here
+    (4, 1)
     """
 
     variance_scale_ = 1.0
+
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        self._interrupted = False
+        try:
+            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+        except KeyboardInterrupt:
+            self._interrupted = not any(
+                isinstance(cb, EarlyStopping) and cb.misses_ == cb.patience
+                for _, cb in self.callbacks_
+            )
+            raise
+
+    def partial_fit(self, X, y=None, classes=None, **fit_params):
+        super().partial_fit(X, y, classes=classes, **fit_params)
+        if getattr(self, "_interrupted", False):
+            raise KeyboardInterrupt("Training was interrupted.")
+        return self
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         mean, variance = y_pred[:2]
@@ -124,6 +177,18 @@ class LevyNeuralNet(NeuralNet):
         LevyNetOutput
             ``mean`` and ``variance`` ``(n, Q)``; ``evidence`` and ``disagreement``
             ``(n, Q, H)``. ``variance`` and ``disagreement`` include ``variance_scale_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.adapters import tokens_from_rows
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(50, 3))
+        >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
+        >>> tokens = tokens_from_rows(X[:4])
+        >>> out = net.predict_moments(tokens)
+        >>> out.mean.shape, out.evidence.shape, out.mean.dtype
+        ((4, 1), (4, 1, 8), dtype('float64'))
         """
         # DataLoader iteration draws a seed from torch's global RNG; isolate it so that
         # predicting never changes the caller's random stream.
@@ -163,6 +228,20 @@ class LevyNeuralNet(NeuralNet):
         ndarray of shape (n_samples, n, Q)
             Draws in the module's output units (``variance_scale_`` is not applied: draws
             carry their own spread).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.adapters import tokens_from_rows
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(50, 3))
+        >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
+        >>> tokens = tokens_from_rows(X[:4])
+        >>> draws = net.predict_samples(tokens, n_samples=50, random_state=0)
+        >>> draws.shape
+        (50, 4, 1)
+        >>> bool(np.array_equal(draws, net.predict_samples(tokens, 50, random_state=0)))
+        True
         """
         if method not in ("poisson", "mc_dropout"):
             raise ValueError(f"method={method!r} must be 'poisson' or 'mc_dropout'.")
@@ -188,6 +267,30 @@ class LevyNeuralNet(NeuralNet):
 
         Used after training with ``loss="mse"``, whose σ is otherwise unscaled; writes and
         returns ``variance_scale_``.
+
+        Parameters
+        ----------
+        X : dict of array
+            Token arrays of the held-out rows.
+        y : ndarray of shape (n, Q)
+            Their targets (``NaN`` = unobserved, left out).
+
+        Returns
+        -------
+        float
+            ``s²``, the new ``variance_scale_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.adapters import tokens_from_rows
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(50, 3))
+        >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
+        >>> tokens = tokens_from_rows(X[:4])
+        >>> y = np.full((4, 1), 10.0)  # far from every prediction: σ must grow
+        >>> net.calibrate(tokens, y) > 1, net.variance_scale_ > 1
+        (True, True)
         """
         self.variance_scale_ = 1.0
         out = self.predict_moments(X)
@@ -198,10 +301,90 @@ class LevyNeuralNet(NeuralNet):
         return self.variance_scale_
 
 
+def check_device(device: str | torch.device) -> str:
+    """Resolve the ``device`` hyperparameter to a torch device string, or say how to fix it.
+
+    ``"auto"`` picks ``"cuda"`` when a GPU is visible and ``"cpu"`` otherwise; ``"cpu"``,
+    ``"cuda"``, ``"cuda:<index>"`` and ``"mps"`` (Apple GPUs) pass through when available.
+
+    Parameters
+    ----------
+    device : str or torch.device
+        The requested device.
+
+    Returns
+    -------
+    str
+        A device string skorch and torch accept.
+
+    Raises
+    ------
+    ValueError
+        For a string torch cannot read, another kind of device, or a GPU that is not there.
+
+    Examples
+    --------
+    >>> from levy_sklearn.training import check_device
+    >>> check_device("cpu")
+    'cpu'
+    >>> check_device("auto") in ("cpu", "cuda")
+    True
+    """
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    fix = "use 'cpu', 'cuda', 'cuda:<index>', 'mps' or 'auto' (CUDA when available, else CPU)"
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(f"device={device!r} is not a device torch knows; {fix}.") from err
+    available = {
+        "cpu": True,
+        "cuda": torch.cuda.is_available(),
+        "mps": torch.backends.mps.is_available(),
+    }
+    if kind not in available:
+        raise ValueError(f"device={device!r} is not supported; {fix}.")
+    if not available[kind]:
+        raise ValueError(
+            f"device={device!r} was requested but torch sees no {kind.upper()} device (torch "
+            f"{torch.__version__}); use device='cpu', or 'auto' to take a GPU only when "
+            "there is one."
+        )
+    return str(device)
+
+
 @contextmanager
 def seeded(random_state: int | None) -> Iterator[None]:
-    """Run a block under a fixed torch seed without disturbing the caller's global RNG."""
-    with torch.random.fork_rng(devices=[]):
+    """Run a block under a fixed torch seed without disturbing the caller's global RNG.
+
+    torch's generator is global to the process, so the block holds a process-wide lock:
+    fits running in threads of one process (joblib's threading backend, a Dask cluster with
+    ``processes=False``) take turns instead of drawing from each other's streams, and stay
+    reproducible.
+
+    Parameters
+    ----------
+    random_state : int or None
+        Seed of torch's CPU generator inside the block; ``None`` leaves it as it is (the
+        block's draws are still undone on exit).
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.training import seeded
+    >>> before = torch.random.get_rng_state()
+    >>> with seeded(0):
+    ...     a = torch.rand(2)
+    >>> with seeded(0):
+    ...     b = torch.rand(2)
+    >>> bool(torch.equal(a, b)), bool(torch.equal(torch.random.get_rng_state(), before))
+    (True, True)
+    """
+    with _RNG_LOCK, torch.random.fork_rng(devices=[]):
         if random_state is not None:
             torch.manual_seed(random_state)
         yield
@@ -237,6 +420,55 @@ def make_levy_net(
     Adam with cosine-annealed learning rate; with ``validation_fraction > 0`` skorch holds
     that share out (seeded) and, when ``patience`` is set, stops early on the validation loss
     and restores the best weights.
+
+    Parameters
+    ----------
+    n_channels, n_targets : int
+        Observation channels and query channels of the :class:`~levy_sklearn.network.LevyNet`.
+    d_model, n_heads, n_windowed_heads, n_layers : int
+        Size of the network (see :class:`~levy_sklearn.network.LevyNet`).
+    attention : {"levy", "softmax"}
+        Lévy attention or the softmax twin.
+    dropout : float
+        Dropout in the residual branches.
+    loss : {"crps", "nll", "mse"}
+        Training objective (see :class:`GaussianScore`).
+    lr, weight_decay : float
+        AdamW learning rate (cosine-annealed over ``max_epochs``) and weight decay.
+    max_epochs, batch_size : int
+        Passes over the data and rows per step.
+    validation_fraction : float
+        Share held out for early stopping; ``0`` trains on every row.
+    patience : int or None
+        Epochs without improvement before stopping; ``None`` never stops early.
+    device : str
+        Torch device.
+    random_state : int or None
+        Seeds the validation split (the rest is seeded by :func:`fit_levy_net`).
+    verbose : int
+        skorch's verbosity.
+    bandwidth, lookback : float, default=1.0, 4.0
+        Initial mollifier bandwidth and look-back of the Lévy heads.
+    rate : float or sequence of float, default=1.0
+        Initial rate ``ρ`` of the output layer's heads.
+    positional_keys : bool, default=False
+        See :class:`~levy_sklearn.network.LevyNet`.
+
+    Returns
+    -------
+    LevyNeuralNet
+        Not initialised: ``fit`` builds the module.
+
+    Examples
+    --------
+    >>> from levy_sklearn.training import make_levy_net
+    >>> net = make_levy_net(
+    ...     n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0, n_layers=0,
+    ...     attention="levy", dropout=0.0, loss="crps", lr=1e-2, max_epochs=2, batch_size=32,
+    ...     validation_fraction=0.0, patience=None, weight_decay=0.0, device="cpu",
+    ...     random_state=0, verbose=0)
+    >>> net.max_epochs, net.criterion__loss, net.initialized_
+    (2, 'crps', False)
     """
     callbacks: list[tuple[str, Any]] = [
         ("lr_schedule", LRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
@@ -271,7 +503,7 @@ def make_levy_net(
         callbacks=callbacks,
         # Shuffling draws from torch's global RNG, which fit_levy_net seeds.
         iterator_train__shuffle=True,
-        device=device,
+        device=check_device(device),
         verbose=verbose,
     )
 
@@ -288,6 +520,40 @@ def fit_levy_net(
     ``random_state``. With ``loss="mse"`` the variance scale is fitted on skorch's validation
     split (on the training data when there is none). Inference then runs in float64, so
     predictions do not depend on how rows are batched (float32 rounding would, at ~1e-7).
+
+    Parameters
+    ----------
+    net : LevyNeuralNet
+        From :func:`make_levy_net`.
+    X : dict of array
+        Token arrays.
+    y : ndarray of shape (n, Q)
+        float32 targets (``NaN`` = unobserved, left out of the loss).
+    random_state : int or None
+        Seed of every random choice of training.
+
+    Returns
+    -------
+    LevyNeuralNet
+        ``net``, trained.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.adapters import tokens_from_rows
+    >>> from levy_sklearn.training import fit_levy_net, make_levy_net
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> tokens, y = tokens_from_rows(X), X[:, :1].astype(np.float32)
+    >>> def trained():
+    ...     net = make_levy_net(
+    ...         n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0,
+    ...         n_layers=0, attention="levy", dropout=0.0, loss="crps", lr=1e-2,
+    ...         max_epochs=2, batch_size=32, validation_fraction=0.0, patience=None,
+    ...         weight_decay=0.0, device="cpu", random_state=0, verbose=0)
+    ...     return fit_levy_net(net, tokens, y, random_state=0)
+    >>> a, b = trained().predict_moments(tokens), trained().predict_moments(tokens)
+    >>> bool(np.array_equal(a.mean, b.mean))  # same seed, same model
+    True
     """
     with seeded(random_state):
         net.fit(X, y)

@@ -340,3 +340,40 @@ def test_sigma_grows_with_hidden_features_and_evidence_shrinks():
     empty_mean, empty_std = reg.predict(np.full((1, BETA.size), np.nan), return_std=True)
     assert np.isfinite(empty_mean).all() and np.isfinite(empty_std).all()
     assert empty_std[0] > np.quantile(u.std[n_missing <= 3], 0.9)
+
+
+def test_sample_y_poisson_draws_match_the_closed_form_moments():
+    # The single-pass σ is the exact spread of the Poisson construction: 20k draws must
+    # reproduce mean and σ to Monte Carlo error (an independent check through the public API).
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 3))
+    X[rng.random(X.shape) < 0.3] = np.nan
+    y = np.nansum(X, axis=1) + 0.3 * rng.normal(size=120)
+    reg = LevyAttentionRegressor(max_epochs=3, random_state=0).fit(X, y)
+    mean, std = reg.predict(X[:6], return_std=True)
+    n = 20_000
+    draws = reg.sample_y(X[:6], n_samples=n, random_state=1)
+    assert draws.shape == (6, n)
+    se = std / np.sqrt(n)
+    assert np.all(np.abs(draws.mean(1) - mean) < 4 * se + 1e-12)
+    # The standard error of a sample s.d. is ≈ σ/sqrt(2n) for near-Gaussian draws; the
+    # Poisson mixture is heavier-tailed, so allow 6 of them.
+    assert np.all(np.abs(draws.std(1) - std) < 6 * std / np.sqrt(2 * n))
+    assert np.array_equal(draws, reg.sample_y(X[:6], n_samples=n, random_state=1))
+
+
+def test_sample_y_mc_dropout_needs_dropout_and_varies():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    y = X[:, 0]
+    plain = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="dropout > 0"):
+        plain.sample_y(X[:3], n_samples=5, method="mc_dropout")
+    with pytest.raises(ValueError, match="n_samples"):
+        plain.sample_y(X[:3], n_samples=0)
+    twin = LevyAttentionRegressor(
+        attention="softmax", dropout=0.2, n_layers=1, max_epochs=2, random_state=0
+    ).fit(X, y[:, None] * [1.0, -1.0])
+    draws = twin.sample_y(X[:4], n_samples=7, method="mc_dropout")
+    assert draws.shape == (4, 2, 7)
+    assert np.all(draws.std(-1) > 0)

@@ -1,0 +1,471 @@
+"""Bad input to both front-ends: a clear error naming the problem and the fix, or a documented
+finite answer (issue 7). Each case is one test or one parametrised row.
+
+Answered with a documented value instead of an error:
+
+* regressor: 1 sample, 1 feature, all-NaN rows and columns (a NaN cell is "not observed"),
+  constant ``y``, magnitudes of 1e12 and 1e-12 (scale-equivariant), a coverage list with
+  duplicates (one identical interval per entry);
+* forecaster: ``NaN`` in ``y`` (not observed), an all-NaN channel, constant ``y``,
+  magnitudes of 1e12 and 1e-12, tz-aware timestamps (kept on the forecasts), ``fh`` in the
+  past or in-sample (forecast from what was observed strictly before each time), a series
+  shorter than the look-back, a panel with a one-observation series, ``TimedeltaIndex``
+  series with ``Timedelta`` (or integer) ``fh``.
+"""
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+from sktime.exceptions import NotFittedError as SktimeNotFittedError
+from sktime.forecasting.base import ForecastingHorizon
+
+from levy_sklearn.forecaster import LevyForecaster
+from levy_sklearn.regressor import LevyAttentionRegressor
+from levy_sklearn.training import LevyNeuralNet
+
+torch.set_num_threads(1)
+
+TINY_REG = {"d_model": 8, "n_heads": 2, "max_epochs": 3, "random_state": 0}
+TINY_FC = {
+    "d_model": 8,
+    "n_heads": 2,
+    "n_windowed_heads": 1,
+    "n_layers": 0,
+    "max_epochs": 3,
+    "batch_size": 64,
+    "context_length": 8,
+    "max_horizon": 4,
+    "windows_per_series": 30,
+    "random_state": 0,
+}
+
+
+def table(n=60, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    return X, X @ np.linspace(1.0, -0.5, p) + 0.1 * rng.normal(size=n)
+
+
+def hourly(n=48, seed=0, start="2021-01-01"):
+    rng = np.random.default_rng(seed)
+    values = np.sin(np.arange(n) / 3) + 0.1 * rng.normal(size=n)
+    return pd.Series(values, index=pd.date_range(start, periods=n, freq="h"), name="y")
+
+
+def interrupt_training_at_step(monkeypatch, step):
+    """Make the ``step``-th optimiser step raise KeyboardInterrupt (as Ctrl-C would)."""
+    original = LevyNeuralNet.train_step
+    calls = {"n": 0}
+
+    def train_step(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == step:
+            raise KeyboardInterrupt
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(LevyNeuralNet, "train_step", train_step)
+
+
+@pytest.fixture(scope="module")
+def reg():
+    X, y = table()
+    return LevyAttentionRegressor(**TINY_REG).fit(X, y), X
+
+
+@pytest.fixture(scope="module")
+def fc():
+    return LevyForecaster(**TINY_FC).fit(hourly())
+
+
+# ================================================================ regressor: errors
+
+
+@pytest.mark.parametrize(
+    ("X", "y", "message"),
+    [
+        (np.empty((0, 3)), np.empty(0), "0 sample"),
+        (np.array([[1.0, np.inf]] * 5), np.arange(5.0), "infinity.*replace it by NaN"),
+        (np.array([["a", "b"]] * 5, dtype=object), np.arange(5.0), "must be numeric.*Encoder"),
+        (np.ones((5, 2)) + 1j, np.arange(5.0), "Complex data not supported.*separate real"),
+        (np.ones((5, 2)), [0.0, 1.0, np.nan, 3.0, 4.0], "y contains NaN.*drop the rows"),
+        (np.ones((5, 2)), [0.0, 1.0, np.inf, 3.0, 4.0], "y contains infinity.*finite"),
+        (np.ones((5, 2)), np.arange(4.0), "inconsistent numbers of samples"),
+        (np.ones((5, 2)), np.arange(5.0) * 1e200, r"beyond ±1e\+150.*rescale y"),
+    ],
+    ids=["empty", "inf", "strings", "complex", "nan-y", "inf-y", "length", "huge-y"],
+)
+def test_regressor_fit_rejects_bad_data_with_the_fix(X, y, message):
+    with pytest.raises(ValueError, match=message):
+        LevyAttentionRegressor(**TINY_REG).fit(X, y)
+
+
+def test_regressor_complex_error_does_not_print_the_array():
+    with pytest.raises(ValueError) as err:
+        LevyAttentionRegressor(**TINY_REG).fit(np.ones((50, 2)) + 1j, np.arange(50.0))
+    assert "\n" not in str(err.value)
+
+
+def test_regressor_predict_rejects_bad_rows_with_the_fix(reg):
+    model, X = reg
+    with pytest.raises(ValueError, match="X has 2 features, but .* expecting 3"):
+        model.predict(X[:, :2])
+    with pytest.raises(ValueError, match="infinity.*replace it by NaN"):
+        model.predict(np.where(np.eye(3, dtype=bool), -np.inf, X[:3]))
+    with pytest.raises(ValueError, match="must be numeric"):
+        model.predict(np.array([["1", "x", "2"]], dtype=object))
+    with pytest.raises(ValueError, match="0 sample"):
+        model.predict(np.empty((0, 3)))
+
+
+def test_regressor_unseen_column_names_at_predict_are_named():
+    X, y = table()
+    frame = pd.DataFrame(X, columns=["age", "bmi", "bp"])
+    model = LevyAttentionRegressor(**{**TINY_REG, "max_epochs": 1}).fit(frame, y)
+    renamed = frame.rename(columns={"bmi": "weight"})
+    with pytest.raises(ValueError, match=r"(?s)unseen at fit time:\n- weight.*missing:\n- bmi"):
+        model.predict(renamed)
+
+
+@pytest.mark.parametrize("coverage", [0, 1, 0.0, 1.0, 1.5, -0.1, [0.5, 1.0], []])
+def test_regressor_coverage_outside_the_open_unit_interval(reg, coverage):
+    model, X = reg
+    with pytest.raises(ValueError, match="strictly between 0 and 1"):
+        model.predict_interval(X[:2], coverage=coverage)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, X: m.predict(X),
+        lambda m, X: m.predict_interval(X),
+        lambda m, X: m.predict_uncertainty(X),
+        lambda m, X: m.sample_y(X),
+        lambda m, X: m.conformalize(X, X[:, 0]),
+    ],
+    ids=["predict", "predict_interval", "predict_uncertainty", "sample_y", "conformalize"],
+)
+def test_regressor_use_before_fit_is_not_fitted_error(call):
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        call(LevyAttentionRegressor(), np.ones((2, 3)))
+
+
+@pytest.mark.parametrize(
+    ("device", "message"),
+    [
+        ("tpu9", "device='tpu9' is not a device torch knows; use 'cpu', 'cuda'"),
+        ("fpga", "device='fpga' is not supported; use 'cpu'"),
+        ("", "device='' is not a device torch knows"),
+    ],
+)
+def test_regressor_unknown_device_is_rejected_at_fit(device, message):
+    X, y = table(n=20)
+    with pytest.raises(ValueError, match=message):
+        LevyAttentionRegressor(**{**TINY_REG, "device": device}).fit(X, y)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_regressor_cuda_without_a_gpu_says_so():
+    X, y = table(n=20)
+    with pytest.raises(ValueError, match="torch sees no CUDA device.*device='cpu', or 'auto'"):
+        LevyAttentionRegressor(**{**TINY_REG, "device": "cuda"}).fit(X, y)
+
+
+def test_regressor_interrupted_fit_leaves_it_unfitted_not_half_updated(reg, monkeypatch):
+    _, X = reg
+    X2, y2 = table(n=80, p=3, seed=1)
+    model = LevyAttentionRegressor(**TINY_REG).fit(X2[:, :2], y2)  # an earlier, other fit
+    interrupt_training_at_step(monkeypatch, 3)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(X2, y2)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(model)
+    with pytest.raises(NotFittedError):
+        model.predict(X2)
+    monkeypatch.undo()
+    # Nothing of the interrupted (or the earlier) fit leaks into the next one.
+    again = model.fit(X2, y2).predict(X2, return_std=True)
+    fresh = LevyAttentionRegressor(**TINY_REG).fit(X2, y2).predict(X2, return_std=True)
+    np.testing.assert_array_equal(again[0], fresh[0])
+    np.testing.assert_array_equal(again[1], fresh[1])
+
+
+def test_early_stopping_is_not_mistaken_for_an_interrupt():
+    # skorch's EarlyStopping stops training by raising KeyboardInterrupt as well.
+    X, y = table(n=200)
+    params = {**TINY_REG, "validation_fraction": 0.3, "patience": 1, "max_epochs": 60}
+    model = LevyAttentionRegressor(**params).fit(X, y)
+    assert len(model.net_.history) < 60
+    assert np.isfinite(model.predict(X)).all()
+
+
+# ================================================================ regressor: documented answers
+
+
+def test_regressor_one_sample_one_feature_and_constant_y_give_finite_answers():
+    X, y = table()
+    one_row = LevyAttentionRegressor(**TINY_REG).fit(X[:1], y[:1])
+    mean, std = one_row.predict(X[:5], return_std=True)
+    assert np.isfinite(mean).all() and (std > 0).all() and np.isfinite(std).all()
+    np.testing.assert_array_equal(one_row.y_scale_, [1.0])  # no spread to scale by
+
+    one_col = LevyAttentionRegressor(**TINY_REG).fit(X[:, :1], y)
+    mean, std = one_col.predict(X[:5, :1], return_std=True)
+    assert np.isfinite(mean).all() and (std > 0).all()
+
+    constant = LevyAttentionRegressor(**TINY_REG).fit(X, np.full(len(X), 7.0))
+    mean, std = constant.predict(X, return_std=True)
+    # Standardised targets are all zero: the answer is the constant, with a small σ.
+    np.testing.assert_allclose(mean, 7.0, atol=0.2)
+    assert np.isfinite(std).all() and (std > 0).all() and std.max() < 0.5
+
+
+def test_regressor_all_nan_rows_and_columns_are_unobserved_not_errors(reg):
+    model, X = reg
+    mean, std = model.predict(np.full((2, 3), np.nan), return_std=True)
+    assert np.isfinite(mean).all() and (std > 0).all() and np.isfinite(std).all()
+    assert mean[0] == mean[1] and std[0] == std[1]  # nothing observed: one prior answer
+
+    X_fit, y = table(n=60)
+    X_fit[:, 1] = np.nan  # a column never observed in fit
+    X_fit[::7] = np.nan  # and some rows with nothing observed
+    gappy = LevyAttentionRegressor(**TINY_REG).fit(X_fit, y)
+    np.testing.assert_array_equal(gappy.x_mean_[1], 0.0)
+    np.testing.assert_array_equal(gappy.x_scale_[1], 1.0)
+    mean, std = gappy.predict(X, return_std=True)
+    assert np.isfinite(mean).all() and (std > 0).all()
+
+
+@pytest.mark.parametrize(("x_scale", "y_scale"), [(1e12, 1e12), (1e-12, 1e-12), (1e300, 1e100)])
+def test_regressor_extreme_magnitudes_are_scale_equivariant(x_scale, y_scale):
+    # Columns and targets are standardised in fit: scaling X by a and y by b must scale mean
+    # and σ by b and change nothing else (up to float32 rounding of the standardised tokens).
+    X, y = table()
+    base = LevyAttentionRegressor(**TINY_REG).fit(X, y).predict(X, return_std=True)
+    big = LevyAttentionRegressor(**TINY_REG).fit(X * x_scale, y * y_scale)
+    mean, std = big.predict(X * x_scale, return_std=True)
+    np.testing.assert_allclose(mean / y_scale, base[0], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(std / y_scale, base[1], rtol=1e-4)
+
+
+def test_regressor_outlier_beyond_float32_range_saturates_instead_of_nan(reg):
+    model, X = reg
+    rows = np.repeat(X[:1], 4, axis=0)
+    rows[:, 0] = [1e30, 1e39, -1e300, 1e300]  # standardised beyond float32's 3.4e38
+    mean, std = model.predict(rows, return_std=True)
+    assert np.isfinite(mean).all() and np.isfinite(std).all() and (std > 0).all()
+
+
+def test_regressor_duplicate_coverages_give_one_identical_interval_each(reg):
+    model, X = reg
+    bounds = model.predict_interval(X[:4], coverage=[0.9, 0.5, 0.9])
+    assert bounds.shape == (4, 2, 3)
+    np.testing.assert_array_equal(bounds[..., 0], bounds[..., 2])
+    np.testing.assert_array_equal(bounds[..., 0], model.predict_interval(X[:4], coverage=0.9))
+
+
+# ================================================================ forecaster: errors
+
+
+@pytest.mark.parametrize(
+    ("y", "error", "message"),
+    [
+        (hourly().iloc[:0], ValueError, "No training window could be cut.*longer series"),
+        (hourly().iloc[:1], ValueError, "No training window could be cut.*longer series"),
+        (hourly() * np.nan, ValueError, "No training window could be cut"),
+        (hourly().replace(hourly().iloc[5], np.inf), ValueError, r"±inf.*Replace it by NaN"),
+        (hourly() * 1e200, ValueError, r"beyond ±1e\+150.*rescale y"),
+        (pd.Series(["a"] * 10, index=hourly(10).index), TypeError, "categorical"),
+        (hourly() + 1j, TypeError, "complex128"),
+        (hourly().iloc[::-1], TypeError, "sorted monotonically increasing"),
+        (pd.concat([hourly(), hourly().iloc[[7]]]).sort_index(), ValueError, "more than one row"),
+    ],
+    ids=[
+        "empty",
+        "one-obs",
+        "all-nan",
+        "inf",
+        "huge",
+        "strings",
+        "complex",
+        "unsorted",
+        "duplicates",
+    ],
+)
+def test_forecaster_fit_rejects_bad_series_with_the_fix(y, error, message):
+    with pytest.raises(error, match=message):
+        LevyForecaster(**TINY_FC).fit(y)
+
+
+def test_forecaster_duplicates_inside_one_panel_series_are_named():
+    a = hourly()
+    panel = pd.concat({"a": a, "b": pd.concat([a.iloc[:5], a.iloc[[2]]]).sort_index()})
+    with pytest.raises(ValueError, match=r"series \('b',\) of y has more than one row at time"):
+        LevyForecaster(**TINY_FC).fit(panel.to_frame("y"))
+
+
+def test_forecaster_integer_fh_on_irregular_data_asks_for_times():
+    rng = np.random.default_rng(2)
+    y = hourly(60).iloc[np.sort(rng.choice(60, 40, replace=False))]
+    f = LevyForecaster(**TINY_FC).fit(y)
+    with pytest.raises(ValueError, match="Integer steps in fh are ambiguous.*time spans"):
+        f.predict(fh=[1, 2])
+
+
+def test_forecaster_update_with_other_columns_is_rejected():
+    y = pd.DataFrame({"hr": hourly(), "temp": hourly(seed=1)})
+    f = LevyForecaster(**TINY_FC).fit(y.iloc[:40])
+    later = y.iloc[40:].rename(columns={"temp": "spo2"})
+    with pytest.raises(ValueError, match=r"update got columns \['hr', 'spo2'\] but fit saw"):
+        f.update(later, update_params=False)
+    before = f.predict(fh=[1])  # the forecaster is unchanged and still usable
+    f.update(y.iloc[40:], update_params=False)
+    assert not f.predict(fh=[1]).equals(before)
+
+
+@pytest.mark.parametrize(
+    ("coverage", "message"),
+    [
+        (0, "open interval"),
+        (1, "open interval"),
+        (1.5, "open interval"),
+        ([0.5, 1], "open interval"),
+        ([0.9, 0.9], "unique"),
+    ],
+)
+def test_forecaster_bad_coverage_is_named(fc, coverage, message):
+    with pytest.raises(ValueError, match=message):
+        fc.predict_interval(fh=[1], coverage=coverage)
+
+
+@pytest.mark.parametrize(("alpha", "message"), [(0, "open interval"), ([0.2, 0.2], "unique")])
+def test_forecaster_bad_quantile_levels_are_named(fc, alpha, message):
+    with pytest.raises(ValueError, match=message):
+        fc.predict_quantiles(fh=[1], alpha=alpha)
+
+
+def test_forecaster_use_before_fit_is_not_fitted_error():
+    f = LevyForecaster(**TINY_FC)
+    for call in (f.predict, f.predict_interval, f.predict_var, f.predict_quantiles):
+        with pytest.raises(SktimeNotFittedError, match="not been fitted"):
+            call(fh=[1])
+
+
+def test_forecaster_unknown_device_is_rejected_at_fit():
+    with pytest.raises(ValueError, match="device='gpu' is not a device torch knows"):
+        LevyForecaster(**{**TINY_FC, "device": "gpu"}).fit(hourly())
+
+
+def test_forecaster_interrupted_fit_and_pretrain_leave_no_half_state(monkeypatch):
+    y = hourly()
+    panel = pd.concat({"a": y, "b": hourly(seed=3)}).to_frame("y")
+    interrupt_training_at_step(monkeypatch, 2)
+    f = LevyForecaster(**TINY_FC)
+    with pytest.raises(KeyboardInterrupt):
+        f.fit(y)
+    assert f.state == "new"
+    with pytest.raises(SktimeNotFittedError):
+        f.predict(fh=[1])
+    monkeypatch.undo()
+    interrupt_training_at_step(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        f.pretrain(panel)
+    assert f.state == "new"
+    assert not [name for name in vars(f) if name.startswith("pretrained_")]
+    monkeypatch.undo()
+
+    # An interrupted pretrain *update* keeps the earlier pretrained network untouched.
+    f.pretrain(panel)
+    before = f.clone().fit(y).predict_var(fh=[1, 2])
+    interrupt_training_at_step(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        f.pretrain(panel)
+    monkeypatch.undo()
+    assert f.state == "pretrained"
+    pd.testing.assert_frame_equal(f.fit(y).predict_var(fh=[1, 2]), before)
+
+
+# ================================================================ forecaster: documented answers
+
+
+def test_forecaster_nan_cells_constant_and_all_nan_channel_give_finite_answers():
+    y = pd.DataFrame({"a": hourly(), "b": np.nan})  # channel b never observed
+    y.iloc[::5, 0] = np.nan
+    f = LevyForecaster(**TINY_FC).fit(y)
+    mean, var = f.predict(fh=[1, 2, 3]), f.predict_var(fh=[1, 2, 3])
+    assert np.isfinite(mean.to_numpy()).all() and (var.to_numpy() > 0).all()
+
+    flat = LevyForecaster(**TINY_FC).fit(hourly() * 0 + 5.0)
+    mean, var = flat.predict(fh=[1, 4]), flat.predict_var(fh=[1, 4])
+    np.testing.assert_allclose(mean, 5.0, atol=0.05)
+    assert np.isfinite(var.to_numpy()).all() and (var.to_numpy() > 0).all()
+
+
+@pytest.mark.parametrize("scale", [1e12, 1e-12])
+def test_forecaster_extreme_magnitudes_are_scale_equivariant(fc, scale):
+    big = LevyForecaster(**TINY_FC).fit(hourly() * scale)
+    fh = [1, 2, 6]
+    np.testing.assert_allclose(big.predict(fh=fh) / scale, fc.predict(fh=fh), rtol=1e-4)
+    np.testing.assert_allclose(big.predict_var(fh=fh) / scale**2, fc.predict_var(fh=fh), rtol=1e-3)
+
+
+def test_forecaster_tz_aware_timestamps_are_kept_and_mean_the_same_instants(fc):
+    y = hourly()
+    local = y.tz_localize("UTC").tz_convert("Europe/Paris")
+    f = LevyForecaster(**TINY_FC).fit(local)
+    pred = f.predict(fh=[1, 2])
+    assert str(pred.index.tz) == "Europe/Paris"
+    assert pred.index[0] == local.index[-1] + pd.Timedelta(hours=1)
+    # The same instants as the naive-UTC series: the same forecasts.
+    np.testing.assert_allclose(pred.to_numpy(), fc.predict(fh=[1, 2]).to_numpy(), rtol=1e-6)
+
+
+def test_forecaster_past_and_in_sample_fh_use_only_earlier_observations():
+    y = hourly(60)
+    f = LevyForecaster(**TINY_FC).fit(y.iloc[:40])
+    changed = y.copy()
+    changed.iloc[45:] += 10.0  # what happens at and after the in-sample time must not matter
+    fh = ForecastingHorizon(y.index[[45, 50]], is_relative=False)
+    preds = []
+    for later in (y.iloc[40:], changed.iloc[40:]):
+        g = copy.deepcopy(f)
+        g.update(later, update_params=False)
+        preds.append(g.predict(fh=fh))
+        assert list(g.predict(fh=[-3, 0]).index) == list(y.index[[56, 59]])
+    pd.testing.assert_series_equal(preds[0].iloc[:1], preds[1].iloc[:1])
+    assert preds[0].iloc[1] != preds[1].iloc[1]  # at t50 the context already differs
+
+
+def test_forecaster_series_shorter_than_look_back_and_one_observation_panel_member():
+    short = LevyForecaster(**{**TINY_FC, "context_length": 30}).fit(hourly(6))
+    assert np.isfinite(short.predict(fh=[1, 2]).to_numpy()).all()
+    assert (short.predict_var(fh=[1, 2]).to_numpy() > 0).all()
+
+    panel = pd.concat({"long": hourly(), "single": hourly(1, seed=4)}).to_frame("y")
+    f = LevyForecaster(**TINY_FC).fit(panel)
+    var = f.predict_var(fh=[1, 2])
+    assert set(var.index.get_level_values(0)) == {"long", "single"}
+    assert np.isfinite(f.predict(fh=[1, 2]).to_numpy()).all() and (var.to_numpy() > 0).all()
+
+
+def test_forecaster_timedelta_index_with_timedelta_fh_is_cutoff_plus_span(fc):
+    y = hourly()
+    elapsed = y.set_axis(y.index - y.index[0])  # a TimedeltaIndex (time since admission)
+    f = LevyForecaster(**TINY_FC).fit(elapsed)
+    spans = pd.to_timedelta([1, 2.5, 6], unit="h")
+    for fh in (spans, ForecastingHorizon(spans, is_relative=True)):
+        pred = f.predict(fh=fh)
+        pd.testing.assert_index_equal(pred.index, pd.TimedeltaIndex(elapsed.index[-1] + spans))
+        assert f.predict_interval(fh=fh, coverage=[0.5, 0.9]).index.equals(pred.index)
+        assert f.predict_quantiles(fh=fh, alpha=[0.1]).index.equals(pred.index)
+    # Only time differences matter: the same series on a DatetimeIndex forecasts the same.
+    np.testing.assert_allclose(
+        f.predict(fh=spans).to_numpy(),
+        fc.predict(fh=ForecastingHorizon(spans, is_relative=True)).to_numpy(),
+        rtol=1e-6,
+    )
+    np.testing.assert_allclose(f.predict(fh=[1, 2]), fc.predict(fh=[1, 2]), rtol=1e-6)
