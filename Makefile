@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 
-.PHONY: install demo test lint docs benchmarks clean
+.PHONY: install demo test lint docs benchmarks benchmarks-full clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,8 +34,18 @@ lint: install
 docs: install
 	OMP_NUM_THREADS=1 $(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
+# Fast benchmarks (about 10 minutes): overhead ratios, the claims table in fast mode, claim (4).
 benchmarks: install
 	$(PY) benchmarks/overhead.py
+	OMP_NUM_THREADS=1 $(PY) benchmarks/claims.py --fast
+	OMP_NUM_THREADS=1 $(PY) benchmarks/clinical.py
+
+# Everything behind benchmarks/results/ (about an hour on 2 cores).
+benchmarks-full: benchmarks
+	OMP_NUM_THREADS=1 $(PY) benchmarks/claims.py --full --workers 2
+	OMP_NUM_THREADS=1 $(PY) benchmarks/regressor_defaults.py
+	OMP_NUM_THREADS=1 $(PY) benchmarks/forecaster_airline.py
+	OMP_NUM_THREADS=1 $(PY) benchmarks/memory.py
 
 clean:
 	rm -rf $(VENV) docs/_build docs/auto_examples docs/generated
