@@ -42,6 +42,7 @@ import numpy as np
 from mapie.conformity_scores import BaseRegressionScore
 from mapie.regression import SplitConformalRegressor
 from numpy.typing import ArrayLike, NDArray
+from scipy.stats import norm
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array
 
@@ -53,6 +54,19 @@ __all__ = [
     "conformal_interval",
     "fit_conformal",
 ]
+
+
+def _gaussian_bounds(
+    mean: np.ndarray, std: np.ndarray, levels: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``mean ∓ z σ`` for each coverage level, ``z`` its central normal quantile.
+
+    The front-ends' non-conformal twin of :meth:`ConformalCalibrator.interval`: bounds of
+    shape ``mean.shape + (len(levels),)``.
+    """
+    z = norm.ppf(0.5 + 0.5 * np.asarray(levels, dtype=float))
+    return mean[..., None] - z * std[..., None], mean[..., None] + z * std[..., None]
+
 
 # σ is floored here before dividing by it, so a (numerically) zero σ gives a huge but finite
 # score instead of inf/NaN.

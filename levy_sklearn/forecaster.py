@@ -20,7 +20,6 @@ from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from .adapters import (
@@ -34,7 +33,7 @@ from .adapters import (
     series_windows,
     span_in_units,
 )
-from .conformal import ConformalCalibrator
+from .conformal import ConformalCalibrator, _gaussian_bounds
 from .training import NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net, seeded
 
 __all__ = ["LevyForecaster"]
@@ -718,9 +717,7 @@ class LevyForecaster(BaseForecaster):
             lower = lower.reshape(*mean.shape, len(coverage))
             upper = upper.reshape(*mean.shape, len(coverage))
         else:
-            z = norm.ppf(0.5 + np.asarray(coverage, dtype=float) / 2)
-            lower = mean[..., None] - z * std[..., None]
-            upper = mean[..., None] + z * std[..., None]
+            lower, upper = _gaussian_bounds(mean, std, coverage)
         return rows, mean, lower, upper
 
     def predict_interval(self, fh=None, X=None, coverage=0.90):

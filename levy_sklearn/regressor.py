@@ -16,13 +16,12 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import norm
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from .adapters import check_magnitude, column_scaling, take_tokens, tokens_from_rows
-from .conformal import ConformalCalibrator, check_coverage
+from .conformal import ConformalCalibrator, _gaussian_bounds, check_coverage
 from .network import ATTENTION_KINDS, LevyNetOutput
 from .training import LOSSES, NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net
 
@@ -541,9 +540,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             )
         mean, std, _, _ = self._moments(X)
         if method == "gaussian":
-            z = norm.ppf(0.5 + 0.5 * np.asarray(levels))
-            lower = mean[..., None] - z * std[..., None]
-            upper = mean[..., None] + z * std[..., None]
+            lower, upper = _gaussian_bounds(mean, std, levels)
         else:
             lower, upper = self.conformal_.interval(mean, std, levels)
         bounds = np.stack([lower, upper], axis=1)  # (n, 2, Q, L)
