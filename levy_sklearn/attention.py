@@ -38,7 +38,13 @@ _PAD_LOGIT = -1e5
 # The CPU flash-attention kernel also returns each row's logsumexp (private aten op, present
 # since torch 2.2; without it, or on other devices, forward keeps the sentinel-key path).
 _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+
 _EXP_CUTOFF = -80.0
+
+
+def _can_fuse(x: Tensor) -> bool:
+    """Whether the kernel's (non-differentiable) logsumexp may stand in for Λ's path."""
+    return _FLASH_CPU is not None and x.device.type == "cpu" and not torch.is_grad_enabled()
 
 
 def _psi_value(lam: Tensor) -> Tensor:
@@ -365,7 +371,7 @@ class LevyAttention(nn.Module):
         weights = unnormalised / total
         lse = (top + total.log()).squeeze(-1)
         mu = weights @ values
-        log_evidence = self.log_rate[None, :, None] + lse - beta[..., 0]  # log ρ Σ κ w
+        log_evidence = self._log_evidence(lse, beta)  # log ρ Σ κ w
         evidence = log_evidence.exp()
         p0 = torch.exp(-evidence)
         null = self.null_value
@@ -458,14 +464,21 @@ class LevyAttention(nn.Module):
         # Buffers are laid out (B, L, H, d) like the projections, so filling them never
         # transposes; the kernel takes the (B, H, L, d) views as they are.
         b, q_len, _ = query.shape
+        if _can_fuse(query):
+            # No autograd: the kernel's logsumexp gives Λ (log Σ κ w = lse − β), so the
+            # sentinel key below, which keeps Λ differentiable, is not needed.
+            q, k, v, beta = self._project(query, key, value)
+            mask = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
+            out, lse = _FLASH_CPU(q, k, v, 0.0, False, attn_mask=mask, scale=1.0)
+            p0 = torch.exp(-self._log_evidence(lse, beta).exp())[..., None]
+            mean = torch.lerp(out, self.null_value[:, None, :], p0)  # (1 − p₀) μ + p₀ v₀
+            return mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
         l_len, h, d = key.shape[1], self.num_heads, self.head_dim
         beta = self.log_sharpness.exp()
         q = self.q_proj(query).view(b, q_len, h, d)
         k = self.k_proj(key).view(b, l_len, h, d)
         v = self.v_proj(value).view(b, l_len, h, d)
         bias = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
-        if _FLASH_CPU is not None and q.device.type == "cpu" and not torch.is_grad_enabled():
-            return self._forward_inference(q, k, v, bias, beta)
         # Fused softmax attention never exposes its normaliser, but Λ needs it. A sentinel key
         # with logit β (zero key vector, bias β) and two extra value channels recovers it
         # exactly: channel d sums the real keys' weights (1 − a_s), channel d + 1 is the
@@ -506,25 +519,9 @@ class LevyAttention(nn.Module):
         mean = out[..., :d] * scale + p0 * self.null_value
         return mean.reshape(b, q_len, self.embed_dim)
 
-    def _forward_inference(
-        self, q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, beta: Tensor
-    ) -> Tensor:
-        """:meth:`forward` without autograd: the CPU flash kernel returns its normaliser.
-
-        ``logsumexp_j(β cos_ij + log w_ij) − β = log Σ_j κ_ij w_ij``, so Λ comes for free and
-        the sentinel key, extra channels and buffer copies of the autograd path (which needs
-        Λ differentiable; the kernel's logsumexp output is not) are skipped.
-        """
-        b, q_len, h, d = q.shape
-        q = q.transpose(1, 2)
-        k = k.transpose(1, 2)
-        q = q * (beta[:, None, None] / _norm(q))
-        k = k / _norm(k)
-        out, lse = _FLASH_CPU(q, k, v.transpose(1, 2), 0.0, False, attn_mask=bias, scale=1.0)
-        log_mass = lse - beta[:, None]  # (B, H, Q)
-        p0 = torch.exp(-torch.exp(self.log_rate[:, None] + log_mass))[..., None]
-        mean = torch.lerp(out, self.null_value[:, None, :], p0)  # (1 − p₀) μ + p₀ v₀
-        return mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
+    def _log_evidence(self, lse: Tensor, beta: Tensor) -> Tensor:
+        """``log Λ = log ρ + logsumexp_j(β cos + log w) − β`` from ``(B, H, Q)`` lse."""
+        return self.log_rate[None, :, None] + lse - beta[..., 0]
 
     def readout(
         self,
@@ -579,8 +576,7 @@ class LevyAttention(nn.Module):
         >>> mean.shape, evidence.shape
         (torch.Size([2, 3]), torch.Size([2, 3, 2]))
         """
-        fused = _FLASH_CPU is not None and query.device.type == "cpu"
-        if not fused or torch.is_grad_enabled():
+        if not _can_fuse(query):
             m = self.moments(
                 query, key, value, query_times, key_times, key_padding_mask, key_timeless
             )
@@ -612,7 +608,7 @@ class LevyAttention(nn.Module):
         disagreement = (second - first * first).clamp(min=0.0)
         centre = first + ref[:, :, 0].gather(-1, index)  # wᵀμ
         null = torch.einsum("hd,bqhd->bhq", self.null_value, weight[query_channels])  # wᵀv₀
-        evidence = torch.exp(self.log_rate[:, None] + parts[0][1] - beta[..., 0])
+        evidence = self._log_evidence(parts[0][1], beta).exp()
         return _readout_heads(centre, null, evidence, disagreement, bias[query_channels])
 
     @torch.no_grad()
