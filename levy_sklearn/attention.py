@@ -1,13 +1,20 @@
 """Lévy attention: the closed-form moments of a Poisson random measure over keys.
 
-The mathematics is fixed in ``DESIGN.md`` §2. One head, query ``i``, keys ``j``:
+The mathematics is set out in the user guide (``docs/user_guide/levy_attention.rst``). One head,
+query ``i``, keys ``j``:
 
 * intensity mass of key ``j``: ``ρ κ_ij w_ij`` with ``κ_ij = exp(β (cos(q_i, k_j) − 1))`` and
   ``w_ij`` the mass a Gaussian mollifier of bandwidth ``h`` around ``t_j`` puts in the query's
   visibility window (``1`` for global heads, the soft look-back ``[τ_i − r, τ_i]`` otherwise);
 * evidence ``Λ_i = ρ Σ_j κ_ij w_ij``, weights ``a_ij = softmax_j(β cos_ij + log w_ij)``;
-* ``E[Y_i] = (1 − p₀) μ_i + p₀ v₀`` with ``μ_i = Σ_j a_ij v_j`` and ``p₀ = exp(−Λ_i)``;
-* ``Cov[Y_i] = ψ(Λ_i) Σ_V(i) + p₀ (1 − p₀) (μ_i − v₀)(μ_i − v₀)ᵀ``.
+* when no point falls (probability ``p₀ = exp(−Λ_i)``) the output is drawn from a learned prior
+  ``N(m₀, S₀)`` (diagonal ``S₀``), not fixed to a point: a query that observed nothing must not
+  answer with certainty;
+* ``E[Y_i] = (1 − p₀) μ_i + p₀ m₀`` with ``μ_i = Σ_j a_ij v_j``;
+* ``Cov[Y_i] = ψ(Λ_i) Σ_V(i) + p₀ S₀ + p₀ (1 − p₀) (μ_i − m₀)(μ_i − m₀)ᵀ``.
+
+Only the keys passed in count as evidence: learned tokens (priors, summaries) must not be
+passed as keys, they belong in ``m₀`` and ``S₀``.
 """
 
 from __future__ import annotations
@@ -143,10 +150,12 @@ class LevyMoments(NamedTuple):
         ``Λ``, shape ``(B, H, Q)``.
     p0 : Tensor
         ``e^{−Λ}``, shape ``(B, H, Q)``.
-    null_value : Tensor
-        ``v₀``, shape ``(H, d)``.
+    prior_mean : Tensor
+        ``m₀``, the mean of the output when no point falls, broadcastable to ``(B, H, Q, d)``.
+    prior_var : Tensor
+        Diagonal of ``S₀``, the prior's covariance, broadcastable to ``(B, H, Q, d)``.
     mean : Tensor
-        ``E[Y] = (1 − p₀) μ + p₀ v₀``, shape ``(B, H, Q, d)``.
+        ``E[Y] = (1 − p₀) μ + p₀ m₀``, shape ``(B, H, Q, d)``.
 
     Examples
     --------
@@ -158,8 +167,10 @@ class LevyMoments(NamedTuple):
     >>> m = layer.moments(q, kv, kv)
     >>> m.evidence.shape, m.trace_variance.shape
     (torch.Size([1, 2, 3]), torch.Size([1, 2, 3]))
-    >>> null_gap = (m.mu - m.null_value[:, None, :]).pow(2).sum(-1)  # the variance identity
-    >>> identity = psi(m.evidence) * m.disagreement + m.p0 * (1 - m.p0) * null_gap
+    >>> prior_gap = (m.mu - m.prior_mean).pow(2).sum(-1)  # the variance identity
+    >>> prior_spread = m.prior_var.expand_as(m.mu).sum(-1)
+    >>> identity = (psi(m.evidence) * m.disagreement + m.p0 * prior_spread
+    ...             + m.p0 * (1 - m.p0) * prior_gap)
     >>> bool(torch.allclose(m.trace_variance, identity))
     True
     """
@@ -170,7 +181,8 @@ class LevyMoments(NamedTuple):
     log_evidence: Tensor
     evidence: Tensor
     p0: Tensor
-    null_value: Tensor
+    prior_mean: Tensor
+    prior_var: Tensor
     mean: Tensor
 
     @property
@@ -181,9 +193,11 @@ class LevyMoments(NamedTuple):
 
     @property
     def trace_variance(self) -> Tensor:
-        """``tr Cov[Y] = ψ(Λ) D + p₀(1 − p₀)‖μ − v₀‖²``, shape ``(B, H, Q)``."""
-        null_gap = (self.mu - self.null_value[:, None, :]).pow(2).sum(-1)
-        return psi(self.evidence) * self.disagreement + self.p0 * (1 - self.p0) * null_gap
+        """``tr Cov[Y] = ψ(Λ) D + p₀ tr S₀ + p₀(1 − p₀)‖μ − m₀‖²``, shape ``(B, H, Q)``."""
+        prior_gap = (self.mu - self.prior_mean).pow(2).sum(-1)
+        prior_spread = self.prior_var.expand_as(self.mu).sum(-1)
+        p0 = self.p0
+        return psi(self.evidence) * self.disagreement + p0 * prior_spread + p0 * (1 - p0) * prior_gap
 
 
 def _split_heads(x: Tensor, num_heads: int) -> Tensor:
@@ -247,6 +261,14 @@ class LevyAttention(nn.Module):
         Initial cosine sharpness ``β``.
     rate : float, default=1.0
         Initial rate ``ρ``.
+    prior_var : float, default=1.0
+        Initial diagonal of every head's prior covariance ``S₀`` (the spread of the output
+        when no point falls), in the units of the head's values.
+    query_prior : bool, default=False
+        Make the prior ``(m₀, S₀)`` an affine function of the query embedding (its target and
+        time, never the observations), on top of the learned per-head constants; the output
+        layer of :class:`~levy_sklearn.network.LevyNet` uses this so that each target and
+        horizon has its own prior.
 
     Examples
     --------
@@ -272,6 +294,8 @@ class LevyAttention(nn.Module):
         lookback: float = 4.0,
         sharpness: float = 4.0,
         rate: float = 1.0,
+        prior_var: float = 1.0,
+        query_prior: bool = False,
     ) -> None:
         super().__init__()
         if embed_dim % num_heads:
@@ -296,7 +320,47 @@ class LevyAttention(nn.Module):
         self.log_bandwidth = nn.Parameter(torch.full((num_heads,), math.log(bandwidth)))
         self.log_lookback = nn.Parameter(torch.full((num_heads,), math.log(lookback)))
         self.log_rate = nn.Parameter(torch.full((num_heads,), math.log(rate)))
-        self.null_value = nn.Parameter(torch.zeros(num_heads, self.head_dim))
+        # The empty measure's prior N(m₀, diag S₀) per head (log-variance for positivity).
+        self.prior_mean = nn.Parameter(torch.zeros(num_heads, self.head_dim))
+        self.prior_log_var = nn.Parameter(
+            torch.full((num_heads, self.head_dim), math.log(prior_var))
+        )
+        self.prior_proj = None
+        if query_prior:
+            # Starts at zero, so the prior begins as the per-head constants.
+            self.prior_proj = nn.Linear(embed_dim, 2 * embed_dim)
+            nn.init.zeros_(self.prior_proj.weight)
+            nn.init.zeros_(self.prior_proj.bias)
+
+    def prior(self, query: Tensor) -> tuple[Tensor, Tensor]:
+        """The empty measure's prior ``(m₀, diag S₀)`` for every head and query.
+
+        Parameters
+        ----------
+        query : Tensor
+            ``(B, Q, E)`` query embeddings (used only with ``query_prior=True``).
+
+        Returns
+        -------
+        prior_mean, prior_var : Tensor
+            ``(B, H, Q, d)`` with ``query_prior=True``, else ``(1, H, 1, d)`` (broadcastable).
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.attention import LevyAttention
+        >>> layer = LevyAttention(8, num_heads=2, query_prior=True)
+        >>> m0, s0 = layer.prior(torch.randn(3, 5, 8))
+        >>> m0.shape, bool((s0 > 0).all())
+        (torch.Size([3, 2, 5, 4]), True)
+        """
+        mean = self.prior_mean[None, :, None, :]
+        log_var = self.prior_log_var[None, :, None, :]
+        if self.prior_proj is not None:
+            shift = _split_heads(self.prior_proj(query), self.num_heads)  # (B, H, Q, 2d)
+            mean = mean + shift[..., : self.head_dim]
+            log_var = log_var + shift[..., self.head_dim :]
+        return mean, log_var.exp()
 
     def _log_window_mass(self, query_times: Tensor, key_times: Tensor) -> Tensor:
         """``log w`` of the windowed heads, shape ``(B, W, Q, L)``."""
@@ -374,9 +438,11 @@ class LevyAttention(nn.Module):
         log_evidence = self._log_evidence(lse, beta)  # log ρ Σ κ w
         evidence = log_evidence.exp()
         p0 = torch.exp(-evidence)
-        null = self.null_value
-        mean = (1 - p0).unsqueeze(-1) * mu + p0.unsqueeze(-1) * null[None, :, None, :]
-        return LevyMoments(weights, values, mu, log_evidence, evidence, p0, null, mean)
+        prior_mean, prior_var = self.prior(query)
+        mean = torch.lerp(mu, prior_mean.to(mu.dtype), p0.unsqueeze(-1))  # (1 − p₀) μ + p₀ m₀
+        return LevyMoments(
+            weights, values, mu, log_evidence, evidence, p0, prior_mean, prior_var, mean
+        )
 
     def _bias(
         self, query_times, key_times, key_padding_mask, key_timeless, like: Tensor
@@ -471,7 +537,8 @@ class LevyAttention(nn.Module):
             mask = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
             out, lse = _FLASH_CPU(q, k, v, 0.0, False, attn_mask=mask, scale=1.0)
             p0 = torch.exp(-self._log_evidence(lse, beta).exp())[..., None]
-            mean = torch.lerp(out, self.null_value[:, None, :], p0)  # (1 − p₀) μ + p₀ v₀
+            prior_mean = self.prior(query)[0].to(out.dtype)
+            mean = torch.lerp(out, prior_mean, p0)  # (1 − p₀) μ + p₀ m₀
             return mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
         l_len, h, d = key.shape[1], self.num_heads, self.head_dim
         beta = self.log_sharpness.exp()
@@ -514,9 +581,10 @@ class LevyAttention(nn.Module):
         ).transpose(1, 2)  # (B, Q, H, d + 2)
         real, sentinel = out[..., d : d + 1], out[..., d + 1 :]
         p0 = torch.exp(-self.log_rate.exp()[:, None] * real / sentinel)
-        # (1 − p₀) μ + p₀ v₀ with μ = out / real, folded into one pass over the output.
+        # (1 − p₀) μ + p₀ m₀ with μ = out / real, folded into one pass over the output.
         scale = (1 - p0) / real.clamp(min=torch.finfo(q.dtype).tiny)
-        mean = out[..., :d] * scale + p0 * self.null_value
+        prior_mean = self.prior(query)[0].transpose(1, 2)  # (B or 1, Q or 1, H, d)
+        mean = out[..., :d] * scale + p0 * prior_mean
         return mean.reshape(b, q_len, self.embed_dim)
 
     def _log_evidence(self, lse: Tensor, beta: Tensor) -> Tensor:
@@ -607,9 +675,11 @@ class LevyAttention(nn.Module):
         second = averaged[..., n_targets : 2 * n_targets].gather(-1, index[..., None])[..., 0]
         disagreement = (second - first * first).clamp(min=0.0)
         centre = first + ref[:, :, 0].gather(-1, index)  # wᵀμ
-        null = torch.einsum("hd,bqhd->bhq", self.null_value, weight[query_channels])  # wᵀv₀
+        prior_mean, prior_spread = _project_prior(*self.prior(query), weight[query_channels])
         evidence = self._log_evidence(parts[0][1], beta).exp()
-        return _readout_heads(centre, null, evidence, disagreement, bias[query_channels])
+        return _readout_heads(
+            centre, prior_mean, prior_spread, evidence, disagreement, bias[query_channels]
+        )
 
     @torch.no_grad()
     def sample(
@@ -628,8 +698,9 @@ class LevyAttention(nn.Module):
         """Draw outputs from the Poisson construction itself (the definition, no closed form).
 
         By superposition each key ``j`` receives an independent count
-        ``n_j ~ Poisson(ρ κ_ij w_ij)`` and ``Y_i = Σ_j n_j v_j / Σ_j n_j`` (``v₀`` when every
-        count is zero). Used to verify the closed forms and as the sampler baseline.
+        ``n_j ~ Poisson(ρ κ_ij w_ij)`` and ``Y_i = Σ_j n_j v_j / Σ_j n_j``; when every count
+        is zero, ``Y_i`` is drawn from the prior ``N(m₀, diag S₀)``. Used to verify the closed
+        forms and as the sampler baseline.
 
         Parameters
         ----------
@@ -670,8 +741,9 @@ class LevyAttention(nn.Module):
         counts = torch.poisson(rates.expand(n_samples, *rates.shape), generator=generator)
         total = counts.sum(-1, keepdim=True)
         y = (counts @ values) / total.clamp(min=1)
-        null = self.null_value[None, None, :, None, :].to(y.dtype)
-        return torch.where(total > 0, y, null)
+        prior_mean, prior_var = (p.to(y.dtype) for p in self.prior(query))
+        noise = torch.randn(y.shape, dtype=y.dtype, device=y.device, generator=generator)
+        return torch.where(total > 0, y, prior_mean + prior_var.sqrt() * noise)
 
 
 def readout_moments(
@@ -679,8 +751,8 @@ def readout_moments(
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Exact mean and variance of an affine readout ``u = Σ_h w_hᵀ Y_h + b``.
 
-    ``Var[u] = Σ_h ψ(Λ_h) Σ_j a_j (w_hᵀ(v_j − μ_h))² + p₀(1 − p₀)(w_hᵀ(μ_h − v₀))²``: heads
-    carry independent measures, so their variances add.
+    ``Var[u] = Σ_h ψ(Λ_h) Σ_j a_j (w_hᵀ(v_j − μ_h))² + p₀ w_hᵀ S₀ w_h
+    + p₀(1 − p₀)(w_hᵀ(μ_h − m₀))²``: heads carry independent measures, so their variances add.
 
     Parameters
     ----------
@@ -715,23 +787,39 @@ def readout_moments(
     s = torch.einsum("bhqd,bhld->bhql", w, moments.values)
     centre = (moments.weights * s).sum(-1)  # w_hᵀ μ_h
     disagreement = (moments.weights * (s - centre.unsqueeze(-1)).pow(2)).sum(-1)
-    null = torch.einsum("bhqd,hd->bhq", w, moments.null_value)
+    prior_mean, prior_spread = _project_prior(moments.prior_mean, moments.prior_var, weight)
     mean, variance, _, disagreement = _readout_heads(
-        centre, null, moments.evidence, disagreement, bias
+        centre, prior_mean, prior_spread, moments.evidence, disagreement, bias
     )
     return mean, variance, disagreement
 
 
+def _project_prior(prior_mean: Tensor, prior_var: Tensor, weight: Tensor) -> tuple[Tensor, Tensor]:
+    """``wᵀm₀`` and ``wᵀS₀w`` ``(B, H, Q)`` from the prior and ``(B, Q, H, d)`` weights."""
+    w = weight.permute(0, 2, 1, 3)  # (B, H, Q, d)
+    return (w * prior_mean).sum(-1), (w.pow(2) * prior_var).sum(-1)
+
+
 def _readout_heads(
-    centre: Tensor, null: Tensor, evidence: Tensor, disagreement: Tensor, bias: Tensor | None
+    centre: Tensor,
+    prior_mean: Tensor,
+    prior_spread: Tensor,
+    evidence: Tensor,
+    disagreement: Tensor,
+    bias: Tensor | None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Sum the heads' readout moments from ``(B, H, Q)`` parts (the variance identity).
 
-    Returns mean and variance ``(B, Q)``, evidence and disagreement ``(B, Q, H)``.
+    ``prior_mean`` and ``prior_spread`` are ``wᵀm₀`` and ``wᵀS₀w``. Returns mean and
+    variance ``(B, Q)``, evidence and disagreement ``(B, Q, H)``.
     """
     p0 = torch.exp(-evidence)
-    head_mean = (1 - p0) * centre + p0 * null
-    head_var = psi(evidence) * disagreement + p0 * (1 - p0) * (centre - null).pow(2)
+    head_mean = torch.lerp(centre, prior_mean, p0)
+    head_var = (
+        psi(evidence) * disagreement
+        + p0 * prior_spread
+        + p0 * (1 - p0) * (centre - prior_mean).pow(2)
+    )
     mean = head_mean.sum(1)
     if bias is not None:
         mean = mean + bias

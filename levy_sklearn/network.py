@@ -1,4 +1,7 @@
-"""LevyNet: observation tokens in, mean and variance per query out (``DESIGN.md`` §3)."""
+"""LevyNet: observation tokens in, mean and variance per query out.
+
+The architecture is described in the user guide (``docs/user_guide/levy_attention.rst``).
+"""
 
 from __future__ import annotations
 
@@ -78,6 +81,7 @@ def _make_attention(
 ) -> nn.Module:
     if kind == "levy":
         return LevyAttention(d_model, n_heads, n_windowed_heads, **levy_init)
+    levy_init.pop("query_prior", None)
     return SoftmaxAttention(d_model, n_heads, dropout=dropout)
 
 
@@ -109,9 +113,12 @@ class LevyNet(nn.Module):
     read by query tokens (target channel embedding + time encoding of the target time). The last
     layer is a Lévy cross-attention followed only by an affine readout per target, so the
     returned variance is the exact variance of that stochastic layer given the (expected)
-    encoder below it. The decoder also attends to ``n_prior_tokens`` learned, timeless
-    pseudo-observations, so a query with no observed token still gets a learned prior mean and
-    spread rather than a degenerate answer.
+    encoder below it. Only observed tokens are keys of the output layer, so its evidence ``Λ``
+    counts observations and nothing else; when little or nothing was observed, the output
+    moves to the layer's learned prior ``N(m₀, S₀)`` (a function of the query's target and
+    time, never of the observations), whose spread is what the network has learned "knowing
+    nothing" costs. During training, ``token_dropout`` hides random subsets of the observed
+    tokens so that this prior and the evidence path learn what missing information costs.
 
     Parameters
     ----------
@@ -135,7 +142,13 @@ class LevyNet(nn.Module):
         Dropout in residual branches (and on softmax attention weights): the MC-dropout
         baseline keeps it active at prediction time.
     n_prior_tokens : int, default=4
-        Learned timeless tokens every query can attend to.
+        Learned timeless tokens the softmax twin's queries can attend to (it has no evidence,
+        so this is its only way to answer a query with nothing observed). The Lévy network
+        never uses them as keys: its prior is the output layer's ``(m₀, S₀)``.
+    token_dropout : float, default=0.0
+        Training only: the share of rows (windows) whose observed tokens are thinned. Each such
+        row keeps every token with a probability drawn uniformly from ``[0, 1)``, so it may
+        keep almost all of them or none; the ``(B, L)`` ``mask`` is the unit hidden.
     bandwidth, lookback : float, default=1.0, 4.0
         Initial mollifier bandwidth and look-back (in the scaled time units of the inputs).
     rate : float or sequence of float, default=1.0
@@ -182,15 +195,19 @@ class LevyNet(nn.Module):
         lookback: float = 4.0,
         rate: float | Sequence[float] = 1.0,
         positional_keys: bool = False,
+        token_dropout: float = 0.0,
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
             raise ValueError(f"attention={attention!r} must be one of {ATTENTION_KINDS}.")
         if n_channels < 1 or n_targets < 1:
             raise ValueError("LevyNet needs n_channels >= 1 and n_targets >= 1.")
+        if not 0.0 <= token_dropout <= 1.0:
+            raise ValueError(f"token_dropout={token_dropout!r} must be in [0, 1].")
         self.attention = attention
         self.n_targets = n_targets
         self.positional_keys = positional_keys
+        self.token_dropout = token_dropout
         if positional_keys:
             # Per-channel direction along which a token's value moves its key; zero at the
             # start, so keys begin purely positional and acquire value-dependence only where
@@ -212,11 +229,14 @@ class LevyNet(nn.Module):
             for _ in range(n_layers)
         )
         self.memory_norm = nn.LayerNorm(d_model)
-        self.prior_tokens = nn.Parameter(torch.randn(n_prior_tokens, d_model) / math.sqrt(d_model))
+        if attention == "softmax":
+            self.prior_tokens = nn.Parameter(
+                torch.randn(n_prior_tokens, d_model) / math.sqrt(d_model)
+            )
         self.query_embedding = nn.Embedding(n_targets, d_model)
         self.query_norm = nn.LayerNorm(d_model)
         self.cross = _make_attention(
-            attention, d_model, n_heads, n_windowed_heads, dropout, **levy_init
+            attention, d_model, n_heads, n_windowed_heads, dropout, query_prior=True, **levy_init
         )
         if attention == "levy":
             rates = torch.as_tensor(rate, dtype=self.cross.log_rate.dtype).flatten()
@@ -275,20 +295,34 @@ class LevyNet(nn.Module):
         x = self.embed(times, channels, values)
         for block in self.encoder:
             x = block(x, times, padding)
-        b = x.shape[0]
-        n_prior = self.prior_tokens.shape[0]
-        prior = self.prior_tokens.expand(b, -1, -1)
-        memory = torch.cat([prior, self.memory_norm(x)], dim=1)
+        memory = self.memory_norm(x)
         keys = memory
         if self.positional_keys:
             position = self.channel_embedding(channels) + self.time_encoding(times)
-            position = self.memory_norm(position) + values.unsqueeze(-1) * self.key_value[channels]
-            keys = torch.cat([prior, position], dim=1)
+            keys = self.memory_norm(position) + values.unsqueeze(-1) * self.key_value[channels]
+        if self.attention == "levy":
+            # Evidence counts observations only: no learned token is a key of the Lévy layer.
+            return memory, keys, times, padding, None
+        b, n_prior = x.shape[0], self.prior_tokens.shape[0]
+        prior = self.prior_tokens.expand(b, -1, -1)
         prior_pad = padding.new_zeros(b, n_prior)
-        key_padding = torch.cat([prior_pad, padding], dim=1)
-        key_timeless = torch.cat([~prior_pad, padding.new_zeros(padding.shape)], dim=1)
-        key_times = torch.cat([query_times.new_zeros(b, n_prior).to(dtype), times], dim=1)
-        return memory, keys, key_times, key_padding, key_timeless
+        return (
+            torch.cat([prior, memory], dim=1),
+            torch.cat([prior, keys], dim=1),
+            torch.cat([query_times.new_zeros(b, n_prior).to(dtype), times], dim=1),
+            torch.cat([prior_pad, padding], dim=1),
+            torch.cat([~prior_pad, padding.new_zeros(padding.shape)], dim=1),
+        )
+
+    def _drop_tokens(self, mask: Tensor) -> Tensor:
+        """Training only: thin the observed tokens of a random ``token_dropout`` share of rows."""
+        if not (self.training and self.token_dropout > 0):
+            return mask
+        b = mask.shape[0]
+        thinned = torch.rand(b, 1, device=mask.device) < self.token_dropout
+        keep_rate = torch.rand(b, 1, device=mask.device)
+        keep = torch.rand(mask.shape, device=mask.device) < keep_rate
+        return mask & (keep | ~thinned)
 
     def _queries(self, query_times: Tensor, query_channels: Tensor) -> Tensor:
         q = self.query_embedding(query_channels) + self.time_encoding(query_times)
@@ -340,7 +374,7 @@ class LevyNet(nn.Module):
         dtype = self.readout_weight.dtype
         query_times = query_times.to(dtype)
         memory, keys, key_times, key_padding, key_timeless = self._memory(
-            times, channels, values, mask.bool(), query_times
+            times, channels, values, self._drop_tokens(mask.bool()), query_times
         )
         q = self._queries(query_times, query_channels)
         if self.attention == "softmax":

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
-from .adapters import check_magnitude, column_scaling, take_tokens, tokens_from_rows
+from .adapters import check_magnitude, column_scaling, tokens_from_rows
 from .conformal import ConformalCalibrator, _gaussian_bounds, check_coverage
 from .network import ATTENTION_KINDS, LevyNetOutput
 from .training import LOSSES, NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net
@@ -130,11 +130,14 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         observed, the values on *what* they say. On small tabular data this generalises much
         better (see :class:`~levy_sklearn.network.LevyNet`); ``False`` keys on the encoded
         tokens.
-    prior_fraction : float, default=0.05
-        Share of extra training rows that repeat randomly chosen rows with *every* feature
-        hidden. They teach the network's learned prior tokens the marginal distribution of
-        ``y``, so a row with nothing observed gets a sensible mean and a large σ instead of
-        whatever the untrained prior would say. ``0`` disables it.
+    observation_dropout : float, default=0.3
+        Share of training rows (redrawn every epoch) whose observed features are thinned at
+        random: each such row keeps every observed feature with a probability drawn uniformly
+        from ``[0, 1)``, so some keep almost everything and some nothing. It teaches the
+        network what missing information costs: the evidence ``Λ`` falls with every hidden
+        feature and the output layer's learned prior (the answer when nothing is observed)
+        learns the spread of ``y`` itself, so σ grows as features go missing. ``0`` trains
+        on the rows as given.
     device : {"cpu", "cuda", "auto"} or str, default="cpu"
         Torch device for training and inference (also ``"cuda:<index>"``, ``"mps"``);
         ``"auto"`` takes CUDA when available, else the CPU. An unknown or absent device is
@@ -181,8 +184,10 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
     on the standardised scale and maps predictions back: means by the target scale and mean,
     standard deviations by the target scale, variances and disagreements by its square.
     Inference runs in float64, so predictions do not depend on how rows are batched. A row
-    with no observed feature is answered from learned prior tokens: a finite mean and a
-    large, finite σ. ``±inf`` in ``X``, a missing or infinite target, ``|y| > 1e150`` (its
+    with no observed feature has evidence ``Λ = 0`` and is answered by the output layer's
+    learned prior, whose spread training pulls toward that of ``y`` itself (with
+    ``observation_dropout > 0``): a finite mean near the mean of ``y`` and a σ near its
+    standard deviation. ``±inf`` in ``X``, a missing or infinite target, ``|y| > 1e150`` (its
     variance would overflow) and text or complex data are rejected with a ``ValueError``
     that says what to do. Prediction runs in chunks of rows, so it adds memory for its
     outputs only (``benchmarks/memory.py``).
@@ -235,7 +240,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         weight_decay: float = 1e-4,
         feature_times: ArrayLike | None = None,
         positional_keys: bool = True,
-        prior_fraction: float = 0.05,
+        observation_dropout: float = 0.3,
         device: str = "cpu",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -255,7 +260,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         self.weight_decay = weight_decay
         self.feature_times = feature_times
         self.positional_keys = positional_keys
-        self.prior_fraction = prior_fraction
+        self.observation_dropout = observation_dropout
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
@@ -307,8 +312,10 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             )
         if self.patience is not None and (not _is_int(self.patience) or self.patience < 1):
             problems.append(f"patience={self.patience!r} must be None or an int >= 1")
-        if not _is_real(self.prior_fraction) or not 0 <= self.prior_fraction < 1:
-            problems.append(f"prior_fraction={self.prior_fraction!r} must be a float in [0, 1)")
+        if not _is_real(self.observation_dropout) or not 0 <= self.observation_dropout <= 1:
+            problems.append(
+                f"observation_dropout={self.observation_dropout!r} must be a float in [0, 1]"
+            )
         if not _is_real(self.weight_decay) or self.weight_decay < 0:
             problems.append(f"weight_decay={self.weight_decay!r} must be a float >= 0")
         if problems:
@@ -385,24 +392,18 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         self.x_mean_, self.x_scale_ = column_scaling(X)
         self.y_mean_, self.y_scale_ = column_scaling(Y)
 
-        rng = check_random_state(self.random_state)
-        seed = int(rng.randint(np.iinfo(np.int32).max))
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         target = ((Y - self.y_mean_) / self.y_scale_).astype(np.float32)
-        X_train = X
-        n_prior = math.ceil(self.prior_fraction * len(X))
-        if n_prior:
-            rows = rng.choice(len(X), size=n_prior, replace=n_prior > len(X))
-            X_train = np.vstack([X, np.full((n_prior, X.shape[1]), np.nan)])
-            target = np.concatenate([target, target[rows]])
         params = {name: getattr(self, name) for name in NET_PARAMS}
         params["random_state"] = seed
-        n_valid = math.ceil(self.validation_fraction * len(X_train))
-        if n_valid < _MIN_VALIDATION_ROWS or len(X_train) - n_valid < 1:
+        n_valid = math.ceil(self.validation_fraction * len(X))
+        if n_valid < _MIN_VALIDATION_ROWS or len(X) - n_valid < 1:
             params["validation_fraction"] = 0.0
         net = make_levy_net(
             n_channels=X.shape[1],
             n_targets=self.n_targets_,
             positional_keys=bool(self.positional_keys),
+            token_dropout=float(self.observation_dropout),
             # Output heads start at rates 1 … 1000: some where evidence is plentiful (precise
             # means), some where it is scarce (σ that tracks how much of the row was seen).
             rate=np.logspace(0, 3, self.n_heads).tolist(),
@@ -412,18 +413,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         # log scale, where Adam's steps of about ``lr`` would take thousands of steps to move
         # a rate by a factor of 10; they get a larger learning rate.
         net.set_params(optimizer__param_groups=[("*log_*", {"lr": _LOG_PARAM_LR * self.lr})])
-        tokens = self._tokens(X_train)
-        net = fit_levy_net(net, tokens, target, seed)
-        if self.loss == "mse" and n_prior:
-            # fit_levy_net calibrated σ on rows that include the all-hidden prior rows, whose
-            # residuals span all of y; calibrate on real rows (held out when there are any).
-            rows = np.arange(len(X))
-            if net.train_split is not None:
-                _, valid = net.get_split_datasets(tokens, target)
-                rows = np.asarray(valid.indices)
-                rows = rows[rows < len(X)]
-            if rows.size:
-                net.calibrate(take_tokens(tokens, rows), target[rows])
+        net = fit_levy_net(net, self._tokens(X), target, seed)
         self.net_: LevyNeuralNet = net
         return self
 

@@ -414,6 +414,7 @@ def make_levy_net(
     lookback: float = 4.0,
     rate: float | Sequence[float] = 1.0,
     positional_keys: bool = False,
+    token_dropout: float = 0.0,
 ) -> LevyNeuralNet:
     """Build (not train) the skorch net for given flat hyperparameters.
 
@@ -453,6 +454,9 @@ def make_levy_net(
         Initial rate ``ρ`` of the output layer's heads.
     positional_keys : bool, default=False
         See :class:`~levy_sklearn.network.LevyNet`.
+    token_dropout : float, default=0.0
+        Share of training rows whose observed tokens are thinned at random (see
+        :class:`~levy_sklearn.network.LevyNet`).
 
     Returns
     -------
@@ -492,6 +496,7 @@ def make_levy_net(
         module__lookback=lookback,
         module__rate=rate,
         module__positional_keys=positional_keys,
+        module__token_dropout=token_dropout,
         criterion=GaussianScore,
         criterion__loss=loss,
         optimizer=torch.optim.AdamW,

@@ -83,12 +83,24 @@ def test_psi_gradcheck():
     assert torch.autograd.gradcheck(psi, (x.requires_grad_(),))
 
 
-def random_layer(seed, n_heads=2, n_windowed=1, dim=6, rate=1.0):
+def random_layer(seed, n_heads=2, n_windowed=1, dim=6, rate=1.0, query_prior=True):
     torch.manual_seed(seed)
-    layer = LevyAttention(dim, n_heads, n_windowed, bandwidth=0.7, lookback=2.0, sharpness=2.0)
+    layer = LevyAttention(
+        dim,
+        n_heads,
+        n_windowed,
+        bandwidth=0.7,
+        lookback=2.0,
+        sharpness=2.0,
+        query_prior=query_prior,
+    )
     with torch.no_grad():
         layer.log_rate.copy_(torch.log(torch.full((n_heads,), rate)) + 0.3 * torch.randn(n_heads))
-        layer.null_value.normal_()
+        layer.prior_mean.normal_()
+        layer.prior_log_var.normal_(std=0.5)
+        if query_prior:  # a prior that differs from query to query
+            layer.prior_proj.weight.normal_(std=0.3)
+            layer.prior_proj.bias.normal_(std=0.3)
     return layer.double()
 
 
@@ -140,8 +152,17 @@ def test_weights_and_evidence_match_definition(seed):
     np.testing.assert_allclose(m.evidence.detach().numpy(), ref_lam, rtol=1e-9)
 
 
-# (seed, heads, windowed heads, rate): small rates make the null value v₀ matter.
-MC_LAYERS = [(0, 2, 1, 0.05), (1, 2, 0, 0.5), (2, 3, 2, 1.0), (3, 2, 1, 4.0), (4, 1, 1, 20.0)]
+# (seed, heads, windowed heads, rate): tiny rates put p₀ near 1 (the prior N(m₀, S₀) carries
+# the output), large ones near 0 (the attended values do); the others mix both.
+MC_LAYERS = [
+    (0, 2, 1, 0.05),
+    (1, 2, 0, 0.5),
+    (2, 3, 2, 1.0),
+    (3, 2, 1, 4.0),
+    (4, 1, 1, 20.0),
+    (5, 3, 1, 1e-3),
+    (6, 2, 0, 1e-4),
+]
 N_DRAWS = 100_000
 
 
@@ -254,14 +275,36 @@ def test_huge_rate_collapses_variance_to_zero_and_mean_to_mu():
     torch.testing.assert_close(m.mean, m.mu)
 
 
-def test_all_keys_padded_gives_null_value():
+def test_no_observed_key_gives_the_prior_exactly():
     layer = random_layer(9)
     q, kv, qt, kt, _ = random_inputs(9)
     mask = torch.ones(kv.shape[:2], dtype=torch.bool)
     m = _moments(layer, q, kv, qt, kt, mask)
-    assert (m.evidence == 0).all()
-    torch.testing.assert_close(m.mean, layer.null_value[None, :, None].expand_as(m.mean))
-    assert torch.isfinite(m.trace_variance).all()
+    assert (m.evidence == 0).all() and (m.p0 == 1).all()
+    prior_mean, prior_var = layer.prior(q)
+    torch.testing.assert_close(m.mean, prior_mean.expand_as(m.mean), rtol=0, atol=0)
+    # Through a readout the variance is wᵀS₀w exactly (not 0: nothing seen is not certainty).
+    w = torch.randn(q.shape[0], q.shape[1], layer.num_heads, layer.head_dim, dtype=q.dtype)
+    mean_u, var_u, _ = readout_moments(m, w)
+    expected = torch.einsum("bqhd,bhqd->bq", w.pow(2), prior_var.expand_as(m.mean))
+    torch.testing.assert_close(var_u, expected, rtol=1e-12, atol=0)
+    torch.testing.assert_close(
+        mean_u, torch.einsum("bqhd,bhqd->bq", w, prior_mean.expand_as(m.mean))
+    )
+    # One observed key raises Λ above 0 in every head; evidence never counts anything else.
+    one = mask.clone()
+    one[:, 0] = False
+    assert (_moments(layer, q, kv, qt, kt, one).evidence > 0).all()
+
+
+def test_prior_depends_on_the_query_never_on_the_keys():
+    layer = random_layer(11)
+    q, kv, qt, kt, mask = random_inputs(11)
+    m = _moments(layer, q, kv, qt, kt, mask)
+    m2 = _moments(layer, q, 5 * kv + 1, qt, kt + 1, ~mask)
+    torch.testing.assert_close(m.prior_mean, m2.prior_mean, rtol=0, atol=0)
+    torch.testing.assert_close(m.prior_var, m2.prior_var, rtol=0, atol=0)
+    assert not torch.allclose(m.prior_mean[:, :, 0], m.prior_mean[:, :, 1])
 
 
 def test_gradcheck_layer_float64():

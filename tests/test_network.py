@@ -84,7 +84,9 @@ def test_variance_is_exact_variance_of_sampled_output_layer():
     net = make_net(5, n_windowed_heads=2)
     with torch.no_grad():
         net.cross.log_rate.fill_(math.log(0.7))  # moderate evidence: both terms matter
-        net.cross.null_value.normal_()
+        net.cross.prior_mean.normal_()
+        net.cross.prior_log_var.normal_(std=0.5)
+        net.cross.prior_proj.weight.normal_(std=0.3)
     batch = make_batch(5)
     n = 100_000
     mean, var, _, _ = net(**batch)

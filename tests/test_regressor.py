@@ -236,7 +236,7 @@ def test_softmax_twin_has_no_evidence_or_disagreement():
         ({"n_windowed_heads": 9}, "n_windowed_heads=9"),
         ({"validation_fraction": 1.0}, "validation_fraction"),
         ({"patience": 0}, "patience=0"),
-        ({"prior_fraction": -0.1}, "prior_fraction"),
+        ({"observation_dropout": -0.1}, "observation_dropout"),
         ({"feature_times": [0.0, 1.0]}, "feature_times has shape \\(2,\\) but X has 4"),
     ],
 )
