@@ -278,7 +278,8 @@ def take_tokens(tokens: dict[str, np.ndarray], index: np.ndarray) -> dict[str, n
 # whose NaN cells are unobserved. Time becomes a float in "time units" (a characteristic
 # spacing fitted once, e.g. the median spacing), and every window is expressed relative to its
 # own cutoff (cutoff = 0, history negative, targets positive), so time encodings generalise
-# across windows and series. Values are instance-normalised by the window's own context.
+# across windows and series. Values are instance-normalised: level (and trend) from the
+# window's own context, scale from the series' whole history up to the cutoff.
 # ---------------------------------------------------------------------------------------------
 
 __all__ += [
@@ -295,10 +296,10 @@ __all__ += [
 #: and of the forecaster): subtract the context mean, subtract its least-squares line, or
 #: leave values alone.
 NORMALIZATIONS = ("mean", "trend", "none")
-# Contexts thinner than these fall back to a simpler normalisation (a std from one token, or a
-# slope from two, is noise).
-_MIN_TOKENS_SCALE = 2
+# Contexts thinner than this fall back to the mean (a slope from two tokens is noise); a
+# history with fewer steps than _MIN_STEPS_SCALE per channel keeps the unit scale.
 _MIN_TOKENS_TREND = 3
+_MIN_STEPS_SCALE = 2
 
 
 def index_kind(index: pd.Index) -> str:
@@ -540,15 +541,14 @@ class SeriesWindows(NamedTuple):
     n_context: np.ndarray
 
 
-def _window_normalisation(
-    t: np.ndarray, c: np.ndarray, v: np.ndarray, n_channels: int, mode: str, min_scale: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-channel ``(level, slope, scale)`` of one context: ``loc(τ) = level + slope·τ``."""
+def _window_location(
+    t: np.ndarray, c: np.ndarray, v: np.ndarray, n_channels: int, mode: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel ``(level, slope)`` of one context: ``loc(τ) = level + slope·τ``."""
     level = np.zeros(n_channels)
     slope = np.zeros(n_channels)
-    scale = np.ones(n_channels)
     if mode == "none":
-        return level, slope, scale
+        return level, slope
     for ch in range(n_channels):
         sel = c == ch
         n = int(sel.sum())
@@ -560,14 +560,38 @@ def _window_normalisation(
             tm = tc.mean()
             slope[ch] = np.sum((tc - tm) * (vc - vc.mean())) / np.sum((tc - tm) ** 2)
             level[ch] = vc.mean() - slope[ch] * tm
-            resid = vc - level[ch] - slope[ch] * tc
         else:
             level[ch] = vc.mean()
-            resid = vc - level[ch]
-        if n >= _MIN_TOKENS_SCALE:
-            # The floor keeps a flat context from blowing normalised targets up.
-            scale[ch] = np.sqrt(np.mean(resid**2) + min_scale**2)
-    return level, slope, scale
+    return level, slope
+
+
+class _HistoryScale:
+    """Per-channel scale of a series from its whole observed history up to a cutoff.
+
+    The root mean square of the steps between consecutive observations of a channel (the
+    error a last-value forecast makes, the scale MASE uses), over every step that ends at or
+    before the cutoff, with ``min_scale`` added in quadrature. A scale taken from the few
+    points inside one window shrinks exactly when the window is sparse or gappy, and every σ
+    shrinks with it; this one does not: thinning a history lengthens its steps (larger scale),
+    and a gap before the cutoff leaves the earlier history as it was.
+    """
+
+    def __init__(self, t: np.ndarray, v: np.ndarray, min_scale: float) -> None:
+        self.min_scale = min_scale
+        self.step_times, self.cum_squares = [], []
+        for ch in range(v.shape[1]):
+            ok = np.isfinite(v[:, ch])
+            steps = np.diff(v[ok, ch])
+            self.step_times.append(t[ok][1:])
+            self.cum_squares.append(np.cumsum(steps**2))
+
+    def __call__(self, cutoff: float) -> np.ndarray:
+        scale = np.ones(len(self.step_times))
+        for ch, (times, cum) in enumerate(zip(self.step_times, self.cum_squares, strict=True)):
+            n = int(np.searchsorted(times, cutoff, side="right"))
+            if n >= _MIN_STEPS_SCALE:
+                scale[ch] = np.sqrt(cum[n - 1] / n + self.min_scale**2)
+        return scale
 
 
 def series_windows(
@@ -584,6 +608,7 @@ def series_windows(
     max_queries: int | None = None,
     min_scale: float = 0.05,
     origin_queries: Sequence[float] = (),
+    context_gaps: Sequence[np.ndarray] | None = None,
 ) -> SeriesWindows:
     """Cut continuous-time windows from series and turn them into tokens and queries.
 
@@ -594,12 +619,15 @@ def series_windows(
     the last observation and the cutoff lengthens the horizon of every query. The queries are
     either the observed rows in ``(c, c + horizon]`` (training: targets are their values,
     ``NaN`` for unobserved channels) or the given relative ``query_times`` (prediction:
-    targets ``NaN``), each asked for every channel. Both context and targets are normalised by
-    the context's own statistics per channel (instance normalisation, as in RevIN/PatchTST):
-    ``"mean"`` subtracts the context mean and divides by its spread, ``"trend"`` subtracts the
-    context's least-squares line instead (so a trend extrapolates), ``"none"`` leaves values
-    alone. Channels with too few context tokens fall back to the mean (``< 3`` tokens for the
-    trend) or to unit scale (``< 2`` tokens).
+    targets ``NaN``), each asked for every channel. Both context and targets are normalised
+    per channel (instance normalisation, as in RevIN/PatchTST): ``"mean"`` subtracts the
+    context mean, ``"trend"`` subtracts the context's least-squares line instead (so a trend
+    extrapolates; ``< 3`` context tokens fall back to the mean), and both divide by the scale
+    of the series' whole history up to the cutoff (the root mean square of its steps between
+    consecutive observations, unit scale with fewer than 2 steps), never by the spread of the
+    window itself, which would shrink σ exactly when the window is sparse; ``"none"`` leaves
+    values alone. With ``context_gaps``, a training window's context ends ``gap`` before its
+    cutoff while its targets stay after the cutoff: the window a forecast across a gap sees.
 
     Parameters
     ----------
@@ -626,7 +654,10 @@ def series_windows(
     max_queries : int, optional
         Keep at most this many target rows per training window (evenly spaced).
     min_scale : float, default=0.05
-        Added in quadrature to each context spread.
+        Added in quadrature to each history scale.
+    context_gaps : sequence of ndarray, optional
+        Per series, one gap length (time units, ``≥ 0``) per cutoff: the context of that
+        window ends at ``cutoff − gap``.
     origin_queries : sequence of float, default=()
         Extra queries appended to every window, at these times after its origin (e.g. the
         training horizon, as a reference); their targets are ``NaN``.
@@ -669,12 +700,16 @@ def series_windows(
         t_i = np.asarray(t_i, dtype=np.float64)
         v_i = np.asarray(v_i, dtype=np.float64).reshape(len(t_i), n_channels)
         end = np.inf if target_end is None else float(target_end[i])
-        for c in np.asarray(cutoffs[i], dtype=np.float64):
-            lo = np.searchsorted(t_i, c - context_length, side="right")
+        history_scale = _HistoryScale(t_i, v_i, min_scale)
+        cuts = np.asarray(cutoffs[i], dtype=np.float64)
+        gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
+        for c, gap in zip(cuts, gaps, strict=True):
+            lo = np.searchsorted(t_i, c - gap - context_length, side="right")
+            last = np.searchsorted(t_i, c - gap, side="right")
             hi = np.searchsorted(t_i, c, side="right")
-            ctx = v_i[lo:hi]
+            ctx = v_i[lo:last]
             rows, chans = np.nonzero(np.isfinite(ctx))
-            tt = t_i[lo:hi][rows] - c
+            tt = t_i[lo:last][rows] - c
             vv = ctx[rows, chans]
             if max_tokens is not None and tt.size > max_tokens:
                 keep = np.argsort(tt, kind="stable")[-max_tokens:]
@@ -683,9 +718,8 @@ def series_windows(
             # the cutoff lengthens every horizon instead of going unseen.
             shift = tt.max() if tt.size else 0.0
             tt = tt - shift
-            level, slope, scale = _window_normalisation(
-                tt, chans, vv, n_channels, normalization, min_scale
-            )
+            level, slope = _window_location(tt, chans, vv, n_channels, normalization)
+            scale = np.ones(n_channels) if normalization == "none" else history_scale(c - gap)
             vv = (vv - level[chans] - slope[chans] * tt) / scale[chans]
             if horizon is not None:
                 t_hi = np.searchsorted(t_i, c + horizon, side="right")

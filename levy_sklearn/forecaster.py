@@ -178,6 +178,13 @@ class LevyForecaster(BaseForecaster):
         fall in it calibrate split-conformal intervals (MAPIE, score ``|y − ŷ| / σ``), which
         ``predict_interval`` and ``predict_quantiles`` then return. After ``pretrain``, every
         window of the series given to ``fit`` is held out (the network never saw it).
+    observation_dropout : float, default=0.3
+        Teaches the network what missing information costs. In every epoch this share of
+        training windows has its context thinned at random (each keeps every observation
+        with a probability drawn uniformly from ``[0, 1)``), and as many extra training
+        windows see a gap: their context ends a random span (up to ``max_horizon``) before
+        their cutoff. Sparse and gappy histories then get the larger σ they deserve. ``0``
+        trains on the windows as cut.
     refit_on_update : bool, default=False
         If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
         recalibrates a pretrained network); otherwise ``update`` only extends the context,
@@ -271,6 +278,7 @@ class LevyForecaster(BaseForecaster):
         max_tokens: int = 256,
         windows_per_series: int = 512,
         calibration_fraction: float = 0.0,
+        observation_dropout: float = 0.3,
         refit_on_update: bool = False,
         d_model: int = 32,
         n_heads: int = 4,
@@ -295,6 +303,7 @@ class LevyForecaster(BaseForecaster):
         self.max_tokens = max_tokens
         self.windows_per_series = windows_per_series
         self.calibration_fraction = calibration_fraction
+        self.observation_dropout = observation_dropout
         self.refit_on_update = refit_on_update
         self.d_model = d_model
         self.n_heads = n_heads
@@ -328,6 +337,12 @@ class LevyForecaster(BaseForecaster):
             raise ValueError(
                 f"calibration_fraction={self.calibration_fraction!r} must be in [0, 1), e.g. "
                 "0.2 to hold out the last 20% of each series for conformal calibration."
+            )
+        dropout = self.observation_dropout
+        if not isinstance(dropout, numbers.Real) or not 0.0 <= dropout <= 1.0:
+            raise ValueError(
+                f"observation_dropout={dropout!r} must be a float in [0, 1], e.g. 0.3 to thin "
+                "30% of the training windows (0 turns it off)."
             )
         for name in ("max_tokens", "windows_per_series"):
             value = getattr(self, name)
@@ -400,15 +415,25 @@ class LevyForecaster(BaseForecaster):
     ) -> SeriesWindows:
         """Training (``part="train"``), calibration (``"calibrate"``) or all (``"all"``)
         windows; the split is in time, the last ``calibration_fraction`` of each series."""
-        cutoffs, ends = [], []
+        cutoffs, ends, gaps = [], [], []
+        # Gap windows (see observation_dropout) are drawn from random_state, reproducibly.
+        rng = np.random.default_rng(self._seed())
         for t, v in zip(times, values, strict=True):
             split = np.inf
             if part != "all" and self.calibration_fraction > 0 and t.size:
                 split = t[0] + (1 - self.calibration_fraction) * (t[-1] - t[0])
             if part == "calibrate":
-                cutoffs.append(self._cutoffs(t, v, split, np.inf))
+                cut = self._cutoffs(t, v, split, np.inf)
+                gap = np.zeros(cut.size)
             else:
-                cutoffs.append(self._cutoffs(t, v, -np.inf, split))
+                cut = self._cutoffs(t, v, -np.inf, split)
+                n_gap = int(np.ceil(self.observation_dropout * cut.size))
+                gapped = rng.choice(cut, size=n_gap, replace=False) if cut.size else cut[:0]
+                gap = np.concatenate([np.zeros(cut.size), rng.uniform(0, 1, n_gap)])
+                cut = np.concatenate([cut, gapped])
+                gap *= self.horizon_span_
+            cutoffs.append(cut)
+            gaps.append(gap)
             ends.append(split if part == "train" else np.inf)
         return series_windows(
             times,
@@ -420,7 +445,13 @@ class LevyForecaster(BaseForecaster):
             normalization=self.normalization,
             max_tokens=self.max_tokens,
             max_queries=self.max_tokens,
+            context_gaps=gaps,
         )
+
+    def _seed(self) -> int | None:
+        """An int seed from ``random_state`` (``None`` stays ``None``: a fresh draw)."""
+        rs = self.random_state
+        return None if rs is None else int(rs)
 
     def _train(self, times: list[np.ndarray], values: list[np.ndarray], part: str):
         windows = self._windows(times, values, part)
@@ -442,6 +473,7 @@ class LevyForecaster(BaseForecaster):
             **{name: getattr(self, name) for name in NET_PARAMS},
             bandwidth=1.0,
             lookback=max(context_span / 2, 1.0),
+            token_dropout=float(self.observation_dropout),
         )
         targets = windows.targets.astype(np.float32)
         return fit_levy_net(net, windows.tokens, targets, self.random_state)

@@ -9,7 +9,8 @@ Writes ``psi.png`` (into ``docs/_static/`` by default):
 * left: ψ(Λ) = E[1/N; N ≥ 1] for N ~ Poisson(Λ), computed with :func:`levy_sklearn.psi`,
   its small-Λ and large-Λ limits, and Monte Carlo estimates from Poisson draws (the
   definition) as dots;
-* right: the two terms of the variance identity for unit disagreement and unit null gap,
+* right: the three terms of the variance identity for unit disagreement, unit prior spread
+  and unit prior gap,
   ψ(Λ)·D and p₀(1 − p₀)·‖μ − v₀‖², and their sum.
 """
 
@@ -45,7 +46,8 @@ def make_psi_figure(out_dir: Path) -> Path:
     lam = np.logspace(-3, 3, 600)
     psi_val = psi(torch.as_tensor(lam, dtype=torch.float64)).numpy()
     p0 = np.exp(-lam)
-    null_term = p0 * (1.0 - p0)
+    prior_term = p0  # p₀ tr S₀ with tr S₀ = 1
+    switch_term = p0 * (1.0 - p0)  # p₀(1 − p₀)‖μ − m₀‖² with a unit gap
     lam_mc = np.logspace(-2, 2, 13)
     psi_mc = psi_monte_carlo(lam_mc)
 
@@ -76,14 +78,20 @@ def make_psi_figure(out_dir: Path) -> Path:
     ax2.semilogx(
         lam, psi_val, color="C0", lw=2.2, label=r"$\psi(\Lambda)\,D$  (disagreement term)"
     )
+    ax2.semilogx(lam, prior_term, color="C2", lw=2.2, label=r"$p_0\,\mathrm{tr}\,S_0$  (prior term)")
     ax2.semilogx(
-        lam, null_term, color="C1", lw=2.2, label=r"$p_0(1-p_0)\,\|\mu - v_0\|^2$  (null term)"
+        lam,
+        switch_term,
+        color="C1",
+        lw=2.2,
+        label=r"$p_0(1-p_0)\,\|\mu - m_0\|^2$  (switch term)",
     )
-    ax2.semilogx(lam, psi_val + null_term, color="k", lw=1.2, ls="--", label="total variance")
+    total = psi_val + prior_term + switch_term
+    ax2.semilogx(lam, total, color="k", lw=1.2, ls="--", label="total variance")
     ax2.set_xlabel(r"evidence $\Lambda$")
-    ax2.set_ylabel("variance (unit $D$, unit $\\|\\mu - v_0\\|^2$)")
-    ax2.set_title("The two terms of the variance identity")
-    ax2.set_ylim(0.0, 0.8)
+    ax2.set_ylabel("variance (unit $D$, $\\mathrm{tr}\\,S_0$, $\\|\\mu - m_0\\|^2$)")
+    ax2.set_title("The three terms of the variance identity")
+    ax2.set_ylim(0.0, 1.6)
     ax2.grid(True, which="major", alpha=0.3)
     ax2.legend(fontsize=8, loc="upper left")
 
