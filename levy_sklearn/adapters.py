@@ -279,7 +279,7 @@ def take_tokens(tokens: dict[str, np.ndarray], index: np.ndarray) -> dict[str, n
 # spacing fitted once, e.g. the median spacing), and every window is expressed relative to its
 # own cutoff (cutoff = 0, history negative, targets positive), so time encodings generalise
 # across windows and series. Values are instance-normalised: level (and trend) from the
-# window's own context, scale from the series' whole history up to the cutoff.
+# window's own context, scale never below that of the series' whole history up to the cutoff.
 # ---------------------------------------------------------------------------------------------
 
 __all__ += [
@@ -543,12 +543,18 @@ class SeriesWindows(NamedTuple):
 
 def _window_location(
     t: np.ndarray, c: np.ndarray, v: np.ndarray, n_channels: int, mode: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-channel ``(level, slope)`` of one context: ``loc(τ) = level + slope·τ``."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-channel ``(level, slope, spread²)`` of one context: ``loc(τ) = level + slope·τ``.
+
+    ``spread²`` is the residual variance around it with the degrees of freedom of the fit
+    removed (unbiased, so a thin context does not read as a calm one); ``0`` where fewer than
+    two residual degrees of freedom are left.
+    """
     level = np.zeros(n_channels)
     slope = np.zeros(n_channels)
+    spread2 = np.zeros(n_channels)
     if mode == "none":
-        return level, slope
+        return level, slope, spread2
     for ch in range(n_channels):
         sel = c == ch
         n = int(sel.sum())
@@ -560,20 +566,24 @@ def _window_location(
             tm = tc.mean()
             slope[ch] = np.sum((tc - tm) * (vc - vc.mean())) / np.sum((tc - tm) ** 2)
             level[ch] = vc.mean() - slope[ch] * tm
+            dof = n - 2
         else:
             level[ch] = vc.mean()
-    return level, slope
+            dof = n - 1
+        if dof >= _MIN_STEPS_SCALE:
+            spread2[ch] = np.sum((vc - level[ch] - slope[ch] * tc) ** 2) / dof
+    return level, slope, spread2
 
 
 class _HistoryScale:
-    """Per-channel scale of a series from its whole observed history up to a cutoff.
+    """Per-channel scale floor of a series from its whole observed history up to a cutoff.
 
     The root mean square of the steps between consecutive observations of a channel (the
     error a last-value forecast makes, the scale MASE uses), over every step that ends at or
     before the cutoff, with ``min_scale`` added in quadrature. A scale taken from the few
-    points inside one window shrinks exactly when the window is sparse or gappy, and every σ
-    shrinks with it; this one does not: thinning a history lengthens its steps (larger scale),
-    and a gap before the cutoff leaves the earlier history as it was.
+    points inside one window alone shrinks exactly when the window is sparse or gappy, and
+    every σ shrinks with it; this floor does not: thinning a history lengthens its steps
+    (a larger floor), and a gap before the cutoff leaves the earlier history as it was.
     """
 
     def __init__(self, t: np.ndarray, v: np.ndarray, min_scale: float) -> None:
@@ -585,13 +595,18 @@ class _HistoryScale:
             self.step_times.append(t[ok][1:])
             self.cum_squares.append(np.cumsum(steps**2))
 
-    def __call__(self, cutoff: float) -> np.ndarray:
-        scale = np.ones(len(self.step_times))
+    def __call__(self, cutoff: float, local_spread2: np.ndarray) -> np.ndarray:
+        """Scale per channel at ``cutoff``: the larger of the history's step RMS and the
+        window's own (unbiased) residual spread, so a window whose amplitude has grown beyond
+        its history's is not under-scaled, and a thin one is never scaled below its history."""
+        scale2 = np.asarray(local_spread2, dtype=np.float64).copy()
         for ch, (times, cum) in enumerate(zip(self.step_times, self.cum_squares, strict=True)):
             n = int(np.searchsorted(times, cutoff, side="right"))
             if n >= _MIN_STEPS_SCALE:
-                scale[ch] = np.sqrt(cum[n - 1] / n + self.min_scale**2)
-        return scale
+                scale2[ch] = max(scale2[ch], cum[n - 1] / n)
+            elif scale2[ch] == 0:
+                scale2[ch] = 1.0  # no history, no spread: the channel's global unit
+        return np.sqrt(scale2 + self.min_scale**2)
 
 
 def series_windows(
@@ -622,10 +637,12 @@ def series_windows(
     targets ``NaN``), each asked for every channel. Both context and targets are normalised
     per channel (instance normalisation, as in RevIN/PatchTST): ``"mean"`` subtracts the
     context mean, ``"trend"`` subtracts the context's least-squares line instead (so a trend
-    extrapolates; ``< 3`` context tokens fall back to the mean), and both divide by the scale
-    of the series' whole history up to the cutoff (the root mean square of its steps between
-    consecutive observations, unit scale with fewer than 2 steps), never by the spread of the
-    window itself, which would shrink σ exactly when the window is sparse; ``"none"`` leaves
+    extrapolates; ``< 3`` context tokens fall back to the mean), and both divide by a scale:
+    the larger of the window's residual spread (with the fit's degrees of freedom removed)
+    and the scale of the series' whole history up to the cutoff (the root mean square of its
+    steps between consecutive observations). The window's spread alone would shrink σ exactly
+    when the window is sparse; the history floor keeps it from doing so, and the window's
+    spread follows an amplitude that has grown beyond the history's. ``"none"`` leaves
     values alone. With ``context_gaps``, a training window's context ends ``gap`` before its
     cutoff while its targets stay after the cutoff: the window a forecast across a gap sees.
 
@@ -718,8 +735,12 @@ def series_windows(
             # the cutoff lengthens every horizon instead of going unseen.
             shift = tt.max() if tt.size else 0.0
             tt = tt - shift
-            level, slope = _window_location(tt, chans, vv, n_channels, normalization)
-            scale = np.ones(n_channels) if normalization == "none" else history_scale(c - gap)
+            level, slope, spread2 = _window_location(tt, chans, vv, n_channels, normalization)
+            scale = (
+                np.ones(n_channels)
+                if normalization == "none"
+                else history_scale(c - gap, spread2)
+            )
             vv = (vv - level[chans] - slope[chans] * tt) / scale[chans]
             if horizon is not None:
                 t_hi = np.searchsorted(t_i, c + horizon, side="right")

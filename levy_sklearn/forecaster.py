@@ -111,16 +111,20 @@ class LevyForecaster(BaseForecaster):
     ``context_length`` before it and the targets are the observations in the
     ``max_horizon`` after it. Times are measured in a time unit (the median spacing of the
     training data) relative to the cutoff; values are standardised per channel, then
-    normalised by each window's own context (instance normalisation: ``normalization="trend"``
-    removes the context's least-squares line, so trends and level shifts beyond the training
-    range extrapolate). One forward pass gives the mean and the closed-form Lévy variance of
-    every forecast, mapped back to data units (variances by the square of the scales).
+    normalised per window (instance normalisation: ``normalization="trend"`` removes the
+    context's least-squares line, so trends and level shifts beyond the training range
+    extrapolate) and divided by a scale that never falls below the scale of the series' whole
+    history up to the cutoff (so a sparse or gappy window cannot shrink σ). One forward pass
+    gives the mean and the closed-form Lévy variance of every forecast, mapped back to data
+    units (variances by the square of the scales).
 
     Uncertainty grows where it should: the network is trained with a proper scoring rule on
     all horizons up to ``max_horizon``, so σ grows with the horizon; horizons count from the
     last observation (a window's time origin), so a gap before the cutoff lengthens them and
-    σ grows across gaps; a sparse history gives the attention little evidence (``Λ``), whose
-    closed-form variance is larger. Beyond ``max_horizon`` after the last observation (no
+    σ grows across gaps; a sparse history gives the attention little evidence (``Λ``, which
+    counts observations only), and as evidence runs out the output moves to the learned prior
+    of the output layer, whose spread training with thinned and gap-cut windows
+    (``observation_dropout``) teaches. Beyond ``max_horizon`` after the last observation (no
     training signal there) the mean is the network's extrapolation and the variance is
     floored by the variance at ``max_horizon`` times ``horizon / max_horizon`` (random-walk
     growth).
@@ -166,8 +170,10 @@ class LevyForecaster(BaseForecaster):
         forecaster is trained for forecasts up to this far ahead (see above for beyond).
     normalization : {"trend", "mean", "none"}, default="trend"
         Per-window instance normalisation of context and targets: remove the context's
-        least-squares line (``"trend"``) or its mean (``"mean"``), and divide by the spread of
-        what is left; ``"none"`` uses the global per-channel standardisation only.
+        least-squares line (``"trend"``) or its mean (``"mean"``), and divide by the larger of
+        the spread of what is left and the series' history scale (the root mean square of
+        its steps up to the cutoff); ``"none"`` uses the global per-channel standardisation
+        only.
     max_tokens : int, default=256
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
@@ -191,7 +197,7 @@ class LevyForecaster(BaseForecaster):
         which is cheap.
     d_model, n_heads, n_windowed_heads, n_layers, attention, dropout : see LevyNet
         Network shape (defaults 32, 4, 2, 1, ``"levy"``, 0.1).
-    loss : {"crps", "nll", "mse"}, default="crps"
+    loss : {"crps", "nll", "beta_nll", "mse"}, default="crps"
         Training loss on (mean, σ) of every target.
     lr, max_epochs, batch_size, validation_fraction, patience, weight_decay : training
         AdamW with cosine-annealed learning rate (defaults 1e-2, 200, 32, 0.0, None, 0.05).

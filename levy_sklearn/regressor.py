@@ -100,9 +100,11 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         its ``evidence`` and ``disagreement`` are zeros.
     dropout : float, default=0.0
         Dropout in the residual branches during training.
-    loss : {"crps", "nll", "mse"}, default="crps"
+    loss : {"crps", "nll", "beta_nll", "mse"}, default="crps"
         Training objective on standardised targets: closed-form Gaussian CRPS, Gaussian
-        negative log-likelihood, or squared error of the mean followed by a one-scalar
+        negative log-likelihood, β-NLL (NLL weighted by the detached σ, see
+        :class:`~levy_sklearn.training.GaussianScore`), or squared error of the mean followed
+        by a one-scalar
         calibration of σ on the validation split (on the training rows when there is none).
     lr : float, default=5e-3
         AdamW learning rate (cosine-annealed over ``max_epochs``).

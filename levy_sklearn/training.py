@@ -35,8 +35,11 @@ __all__ = [
 ]
 
 #: Training objectives (``loss``): closed-form Gaussian CRPS, Gaussian negative
-#: log-likelihood, or squared error of the mean with σ calibrated afterwards.
-LOSSES = ("crps", "nll", "mse")
+#: log-likelihood, β-NLL (the NLL weighted by ``stop_gradient(σ^{2β})``, β = 0.5), or squared
+#: error of the mean with σ calibrated afterwards.
+LOSSES = ("crps", "nll", "beta_nll", "mse")
+# β of the β-NLL (Seitzer et al., 2022): 0.5 balances NLL's neglect of badly fitted points.
+_BETA_NLL = 0.5
 #: The flat hyperparameters both front-ends expose and pass to :func:`make_levy_net`
 #: unchanged.
 NET_PARAMS = (
@@ -77,8 +80,10 @@ class GaussianScore(nn.Module):
 
     Parameters
     ----------
-    loss : {"crps", "nll", "mse"}, default="crps"
-        Closed-form Gaussian CRPS, Gaussian negative log-likelihood, or squared error of the
+    loss : {"crps", "nll", "beta_nll", "mse"}, default="crps"
+        Closed-form Gaussian CRPS, Gaussian negative log-likelihood, β-NLL (the negative
+        log-likelihood of each point weighted by its detached ``σ^{2β}``, β = 0.5, so that
+        points with large σ are not neglected: Seitzer et al., 2022), or squared error of the
         mean alone (σ is then calibrated afterwards, see :meth:`LevyNeuralNet.calibrate`).
 
     Examples
@@ -103,8 +108,10 @@ class GaussianScore(nn.Module):
         y = torch.where(observed, y, mean.detach())
         if self.loss == "crps":
             score = gaussian_crps_torch(mean, variance, y)
-        elif self.loss == "nll":
+        elif self.loss in ("nll", "beta_nll"):
             score = 0.5 * (torch.log(2 * math.pi * variance) + (y - mean).pow(2) / variance)
+            if self.loss == "beta_nll":
+                score = score * variance.detach().pow(_BETA_NLL)
         else:
             score = (y - mean).pow(2)
         return (score * observed).sum() / observed.sum().clamp(min=1)
@@ -432,7 +439,7 @@ def make_levy_net(
         Lévy attention or the softmax twin.
     dropout : float
         Dropout in the residual branches.
-    loss : {"crps", "nll", "mse"}
+    loss : {"crps", "nll", "beta_nll", "mse"}
         Training objective (see :class:`GaussianScore`).
     lr, weight_decay : float
         AdamW learning rate (cosine-annealed over ``max_epochs``) and weight decay.

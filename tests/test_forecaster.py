@@ -337,3 +337,35 @@ def test_airline_backtest_beats_seasonal_naive(tmp_path):
     coverage = results["EmpiricalCoverage_mean"]
     assert crps["Levy"] < crps["Naive"]
     assert 0.80 <= coverage["Levy"] <= 0.97
+
+
+def _thin(y: pd.Series, every: int) -> pd.Series:
+    """Keep every ``every``-th observation counting back from the last one."""
+    observed = np.flatnonzero(y.notna().to_numpy())
+    drop = np.setdiff1d(observed, observed[::-1][::every])
+    out = y.copy()
+    out.iloc[drop] = np.nan
+    return out
+
+
+def _gap(y: pd.Series, width: int) -> pd.Series:
+    """Hide the last ``width`` observations (a sensor gone silent; the cutoff stays)."""
+    out = y.copy()
+    out.iloc[np.flatnonzero(y.notna().to_numpy())[-width:]] = np.nan
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "degrade"), [("thinned", lambda y: _thin(y, 4)), ("gap", lambda y: _gap(y, 6))]
+)
+def test_less_history_never_lowers_sigma_on_average(walk_pretrained, name, degrade):
+    # 60 unseen random walks, zero-shot: thinning a history (every 4th observation) or a gap
+    # before the cutoff must not lower σ on average, at any horizon.
+    walks = {f"u{i}": random_walk(seed=1000 + i).interpolate() for i in range(60)}
+    full = pd.concat(walks).to_frame("y")
+    less = pd.concat({k: degrade(w) for k, w in walks.items()}).to_frame("y")
+    fh = [1, 3, 5]
+    var_full = walk_pretrained.clone().fit(full).predict_var(fh=fh).to_numpy().reshape(60, 3)
+    var_less = walk_pretrained.clone().fit(less).predict_var(fh=fh).to_numpy().reshape(60, 3)
+    sd_full, sd_less = np.sqrt(var_full).mean(0), np.sqrt(var_less).mean(0)
+    assert (sd_less >= sd_full).all(), (name, sd_full, sd_less)

@@ -377,3 +377,25 @@ def test_sample_y_mc_dropout_needs_dropout_and_varies():
     draws = twin.sample_y(X[:4], n_samples=7, method="mc_dropout")
     assert draws.shape == (4, 2, 7)
     assert np.all(draws.std(-1) > 0)
+
+
+def test_hiding_features_never_lowers_sigma_on_average():
+    # Diabetes with 20 % of training cells missing; 110 held-out rows with k of 10 features
+    # hidden: the mean σ must not fall as k grows, and a row with nothing observed must be at
+    # least as uncertain as the typical complete row (here: its 90th percentile).
+    X, y = load_diabetes(return_X_y=True)
+    X_tr, X_te, y_tr, _ = train_test_split(X, y, test_size=0.25, random_state=3)
+    rng = np.random.default_rng(3)
+    X_tr = np.where(rng.random(X_tr.shape) < 0.2, np.nan, X_tr)
+    model = LevyAttentionRegressor(random_state=3).fit(X_tr, y_tr)
+    sigma = []
+    for k in (0, 3, 6, 9, 10):
+        hidden = np.argsort(rng.random(X_te.shape), axis=1)[:, :k]
+        X_k = X_te.copy()
+        np.put_along_axis(X_k, hidden, np.nan, axis=1)
+        sigma.append(model.predict(X_k, return_std=True)[1].mean())
+    assert np.all(np.diff(sigma) >= 0), sigma
+    complete = model.predict(X_te, return_std=True)[1]
+    empty = model.predict(np.full((1, 10), np.nan), return_std=True)[1][0]
+    assert empty >= np.quantile(complete, 0.9)
+    assert empty >= 0.8 * y_tr.std()
