@@ -406,8 +406,8 @@ class LevyAttention(nn.Module):
             ``(B, L)`` boolean, ``True`` marks padding (the ``torch.nn.MultiheadAttention``
             convention).
         key_timeless : Tensor, optional
-            ``(B, L)`` boolean, ``True`` marks keys every head sees in full (``w = 1``), such as
-            learned prior tokens that have no time.
+            ``(B, L)`` boolean, ``True`` marks keys every head sees in full (``w = 1``): keys
+            that have no time.
 
         Returns
         -------

@@ -10,8 +10,7 @@ Writes ``psi.png`` (into ``docs/_static/`` by default):
   its small-Λ and large-Λ limits, and Monte Carlo estimates from Poisson draws (the
   definition) as dots;
 * right: the three terms of the variance identity for unit disagreement, unit prior spread
-  and unit prior gap,
-  ψ(Λ)·D and p₀(1 − p₀)·‖μ − v₀‖², and their sum.
+  and unit prior gap, ψ(Λ)·D, p₀·tr S₀ and p₀(1 − p₀)·‖μ − m₀‖², and their sum.
 """
 
 from __future__ import annotations
