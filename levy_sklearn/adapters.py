@@ -113,12 +113,14 @@ def check_magnitude(values: np.ndarray, name: str = "y") -> None:
     >>> import numpy as np
     >>> from levy_sklearn.adapters import check_magnitude
     >>> check_magnitude(np.array([1e12, -3.0, np.nan]))
+    >>> check_magnitude(np.array([1e38], dtype=np.float32))  # no overflow warning
     >>> check_magnitude(np.array([2e150]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: y has values beyond ±1e+150, whose predictive variance would overflow ...
     """
-    if np.nanmax(np.abs(values), initial=0.0) > _MAX_MAGNITUDE:
+    # In float64: a float32 array would cast the bound to float32, where it overflows.
+    if np.nanmax(np.abs(np.asarray(values, dtype=np.float64)), initial=0.0) > _MAX_MAGNITUDE:
         raise ValueError(
             f"{name} has values beyond ±{_MAX_MAGNITUDE:g}, whose predictive variance would "
             f"overflow float64; rescale {name} (e.g. divide it by a power of 10)."
