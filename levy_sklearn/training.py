@@ -24,6 +24,7 @@ from .adapters import take_tokens
 from .network import LevyNet, LevyNetOutput
 
 __all__ = [
+    "BaseLRScheduler",
     "GaussianScore",
     "LevyNeuralNet",
     "LOSSES",
@@ -108,6 +109,32 @@ class GaussianScore(nn.Module):
         else:
             score = (y - mean).pow(2)
         return (score * observed).sum() / observed.sum().clamp(min=1)
+
+
+class BaseLRScheduler(LRScheduler):
+    """skorch's ``LRScheduler`` that records the base learning rate in the history.
+
+    skorch records the rate of the *first* parameter group, which is the first custom group
+    of ``optimizer__param_groups`` (the front-ends give the Lévy layers' log-scale scalars a
+    larger rate there), so ``verbose`` printed a multiple of ``lr``. skorch puts the group
+    of every other parameter last: that is the one recorded here. Only the record changes;
+    the schedule itself is skorch's.
+
+    Examples
+    --------
+    >>> from levy_sklearn.training import BaseLRScheduler
+    >>> BaseLRScheduler("CosineAnnealingLR", T_max=10).event_name
+    'event_lr'
+    """
+
+    def _record_last_lr(self, net, kind):
+        if self.event_name is None or not hasattr(self.lr_scheduler_, "get_last_lr"):
+            return
+        lr = self.lr_scheduler_.get_last_lr()[-1]
+        if kind == "epoch":
+            net.history.record(self.event_name, lr)
+        else:
+            net.history.record_batch(self.event_name, lr)
 
 
 class LevyNeuralNet(NeuralNet):
@@ -471,7 +498,7 @@ def make_levy_net(
     (2, 'crps', False)
     """
     callbacks: list[tuple[str, Any]] = [
-        ("lr_schedule", LRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
+        ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
     ]
     split = None
     if validation_fraction > 0:

@@ -21,3 +21,16 @@ def test_float32_targets_fit_without_overflow_warning_and_like_float64():
         reg32 = LevyAttentionRegressor(**TINY).fit(X, y.astype(np.float32))
     reg64 = LevyAttentionRegressor(**TINY).fit(X, y.astype(np.float32).astype(np.float64))
     np.testing.assert_array_equal(reg32.predict(X), reg64.predict(X))
+
+
+def test_verbose_reports_the_set_learning_rate_not_the_log_parameters_rate(capsys):
+    X, y = table()
+    reg = LevyAttentionRegressor(**{**TINY, "lr": 5e-3, "verbose": 1}).fit(X, y)
+    recorded = reg.net_.history[:, "event_lr"]
+    # The cosine schedule starts at lr: epoch 1 reports the set rate itself.
+    assert recorded[0] == pytest.approx(5e-3)
+    assert max(recorded) == pytest.approx(5e-3)
+    assert "0.0050" in capsys.readouterr().out
+    # The log-scale scalars still train at their own (10x) rate: only the report changed.
+    rates = sorted(group["initial_lr"] for group in reg.net_.optimizer_.param_groups)
+    assert rates == pytest.approx([5e-3, 5e-2])
