@@ -656,6 +656,13 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             Writes ``conformal_`` (a :class:`~levy_sklearn.conformal.ConformalCalibrator`),
             used by ``predict_interval(..., method="conformal")``.
 
+        Raises
+        ------
+        ValueError
+            With fewer than 10 calibration rows (per target), too few for the default
+            coverage 0.9; a higher coverage ``c`` needs ``1 / (1 − c)`` rows, which
+            ``predict_interval`` checks.
+
         Examples
         --------
         >>> import numpy as np
@@ -678,5 +685,14 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
                 f"y_cal has {y_cal.shape[1]} targets but the model was fitted on "
                 f"{self.n_targets_}; pass y_cal shaped like y in fit."
             )
-        self.conformal_ = ConformalCalibrator(mean, std, y_cal)
+        calibrator = ConformalCalibrator(mean, std, y_cal)
+        try:
+            # Fail here, where the rows are given, rather than at the first predict_interval.
+            calibrator.conformalizers(0.9)
+        except ValueError as err:
+            raise ValueError(
+                f"X_cal and y_cal have {len(y_cal)} rows, too few for conformal intervals at "
+                f"the default coverage 0.9: {err}"
+            ) from err
+        self.conformal_ = calibrator
         return self
