@@ -136,8 +136,12 @@ class LevyForecaster(BaseForecaster):
     timestamps); integer steps on an irregular ``DatetimeIndex`` raise a ``ValueError`` that
     asks for timestamps or Timedeltas. On a ``TimedeltaIndex``, give relative Timedeltas
     (added to the cutoff) or integer steps: sktime's ``ForecastingHorizon`` cannot hold
-    absolute times of a ``TimedeltaIndex``. A time at or before the cutoff (in-sample) is
-    forecast from what was observed strictly before it. ``predict``, ``predict_var``,
+    absolute times of a ``TimedeltaIndex``. On a tz-aware series, absolute timestamps in
+    ``fh`` must carry a time zone too (any zone; forecasts are labelled in the series' zone):
+    tz-naive ones raise a ``ValueError`` that asks to localise them, as pandas refuses to
+    compare naive and aware times, and reading them as UTC would forecast another instant
+    (and likewise tz-aware ``fh`` on a naive series). A time at or before the cutoff
+    (in-sample) is forecast from what was observed strictly before it. ``predict``, ``predict_var``,
     ``predict_proba``, ``predict_interval`` and ``predict_quantiles`` all come from the same
     Normal(mean, σ²), except that with ``calibration_fraction > 0`` the intervals and
     quantiles are the conformal ones (still centred on the mean) while ``predict_var`` and
@@ -629,7 +633,26 @@ class LevyForecaster(BaseForecaster):
             # sktime cannot hold absolute times of a TimedeltaIndex in a ForecastingHorizon
             # (to_absolute_index raises), so add the spans to the cutoff here.
             return pd.TimedeltaIndex(self.cutoff[0] + values)
-        return fh.to_absolute_index(self.cutoff)
+        return self._check_tz(fh.to_absolute_index(self.cutoff))
+
+    def _check_tz(self, index: pd.Index) -> pd.Index:
+        """Absolute forecast times in the series' time zone; a naive time on an aware series
+        (or the reverse) is refused: reading it as UTC would forecast another instant."""
+        if not isinstance(index, pd.DatetimeIndex):
+            return index
+        tz = next(iter(self._series.values())).index.tz
+        if (index.tz is None) == (tz is None):
+            return index if tz is None else index.tz_convert(tz)
+        if tz is not None:
+            raise ValueError(
+                f"fh holds tz-naive timestamps but y is in time zone {tz}; a naive time is "
+                f"ambiguous, so localise fh first, e.g. fh=pd.DatetimeIndex([...]).tz_localize"
+                f"({str(tz)!r}), or pass relative steps or Timedeltas."
+            )
+        raise ValueError(
+            f"fh holds timestamps in time zone {index.tz} but y is tz-naive; pass naive "
+            "timestamps like y's index (e.g. fh.tz_localize(None)), or localise y in fit."
+        )
 
     def _forecast_moments(self, fh: ForecastingHorizon) -> tuple[pd.Index, np.ndarray, np.ndarray]:
         """Row index, mean and variance ``(n_rows, n_channels)`` of the forecasts at ``fh``.
