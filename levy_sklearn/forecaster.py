@@ -715,6 +715,16 @@ class LevyForecaster(BaseForecaster):
         n_rows = len(keys) * t_abs.size
         return rows, mean.reshape(n_rows, n_ch), var.reshape(n_rows, n_ch)
 
+    def _update_predict_single(self, y, fh, X=None, update_params=True):
+        """Update with ``y``, then predict at ``fh``.
+
+        sktime's default calls the public ``update`` with the inner DataFrame, which makes
+        every later forecast of a Series a DataFrame; the private steps keep the output type
+        (``update_predict_single`` has already moved the cutoff).
+        """
+        self._update(y, X, update_params=update_params)
+        return self._predict(fh, X)
+
     def _predict(self, fh, X=None):
         """Predictive means at ``fh`` (absolute timestamps, Timedeltas or integer steps)."""
         rows, mean, _ = self._forecast_moments(fh)

@@ -14,6 +14,32 @@ torch.set_num_threads(1)
 TINY = {**LevyForecaster.get_test_params()[0], "random_state": 0}
 
 
+def hourly(n=48, tz=None):
+    index = pd.date_range("2021-01-01", periods=n, freq="h", tz=tz)
+    return pd.Series(np.sin(np.arange(n) / 3.0) + 10.0, index=index, name="y")
+
+
+@pytest.mark.filterwarnings("ignore:The default of config:FutureWarning")  # sktime's, on Naive
+def test_update_predict_single_keeps_a_series_a_series_like_naive():
+    y = hourly(60)
+    for forecaster in (NaiveForecaster(), LevyForecaster(**TINY)):
+        forecaster.fit(y[:48])
+        out = forecaster.update_predict_single(y[48:50], fh=[1, 2])
+        assert isinstance(out, pd.Series), type(forecaster).__name__
+        assert isinstance(forecaster.predict(fh=[1]), pd.Series)
+        assert isinstance(forecaster.predict_interval(fh=[1]), pd.DataFrame)
+    assert forecaster.cutoff[0] == y.index[49]
+
+
+def test_update_predict_single_equals_update_then_predict():
+    y = hourly(60)
+    a = LevyForecaster(**TINY).fit(y[:48])
+    b = LevyForecaster(**TINY).fit(y[:48])
+    pd.testing.assert_series_equal(
+        a.update_predict_single(y[48:52], fh=[1, 2, 3]), b.update(y[48:52]).predict([1, 2, 3])
+    )
+
+
 def test_tz_naive_fh_on_tz_aware_series_asks_to_localise():
     y = hourly(48, tz="US/Eastern")  # ends 2021-01-02 23:00-05:00
     forecaster = LevyForecaster(**TINY).fit(y)
