@@ -497,11 +497,11 @@ class ConformalCalibrator:
             n = int(np.isfinite(self._y).sum(axis=0).min())
             if n < max(1 / level, 1 / (1 - level)) - 1e-9:
                 needed = math.ceil(max(1 / level, 1 / (1 - level)) - 1e-9)
-                reach = f"coverage ≤ {1 - 1 / n:.3g}" if n > 1 else "more rows"
+                reach = f" or ask for coverage ≤ {1 - 1 / n:.3g}" if n > 1 else ""
                 raise ValueError(
                     f"coverage={level:g} needs at least {needed} calibration rows per target, "
-                    f"but the conformal calibration has {n}; calibrate on more held-out rows "
-                    f"or ask for {reach}."
+                    f"but the conformal calibration has {n}; calibrate on more held-out "
+                    f"rows{reach}."
                 )
             self._fitted[level] = fit_conformal(self._mean, self._std, self._y, level)
         return self._fitted[level]

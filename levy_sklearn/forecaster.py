@@ -20,6 +20,7 @@ from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from .adapters import (
@@ -40,6 +41,9 @@ __all__ = ["LevyForecaster"]
 
 _INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
 _TIMEDELTA_KINDS = ("datetime", "timedelta")
+# The coverage at which the conformally rescaled Normal reproduces MAPIE's interval exactly
+# (sktime's default coverage; see calibration_fraction).
+_SIGMA_COVERAGE = 0.9
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 # Fitted attributes that pretraining needs while cutting windows, but must not leave behind.
 _FIT_AXIS = (
@@ -141,12 +145,16 @@ class LevyForecaster(BaseForecaster):
     tz-naive ones raise a ``ValueError`` that asks to localise them, as pandas refuses to
     compare naive and aware times, and reading them as UTC would forecast another instant
     (and likewise tz-aware ``fh`` on a naive series). A time at or before the cutoff
-    (in-sample) is forecast from what was observed strictly before it. ``predict``, ``predict_var``,
-    ``predict_proba``, ``predict_interval`` and ``predict_quantiles`` all come from the same
-    Normal(mean, σ²), except that with ``calibration_fraction > 0`` the intervals and
-    quantiles are the conformal ones (still centred on the mean) while ``predict_var`` and
-    ``predict_proba`` keep the model's own σ. ``fit`` and ``update`` keep the observed
-    history of every series (the context of later forecasts); ``self._y`` is not used.
+    (in-sample) is forecast from what was observed strictly before it.
+
+    ``predict``, ``predict_var``, ``predict_proba`` (an skpro ``Normal``),
+    ``predict_interval``, ``predict_quantiles`` and ``predict_uncertainty`` all come from the
+    same Normal(mean, σ²). With ``calibration_fraction > 0``, σ is the model's times a
+    per-channel conformal factor ``sigma_scale_``, so this one distribution is the calibrated
+    answer everywhere: every output, and every score of ``evaluate`` (CRPS and log-loss as
+    well as pinball loss and coverage), sees the same σ. ``fit`` and ``update`` keep the
+    observed history of every series (the context of later forecasts); ``self._y`` is not
+    used.
 
     ``NaN`` in ``y`` means "not observed"; ``±inf``, values beyond ``±1e150`` and repeated
     time points within a series are rejected with a ``ValueError`` saying what to do. A
@@ -179,9 +187,14 @@ class LevyForecaster(BaseForecaster):
     calibration_fraction : float, default=0.0
         If positive, the last fraction of each training series' time span is held out: the
         network trains on windows whose targets precede it, and the windows whose cutoffs
-        fall in it calibrate split-conformal intervals (MAPIE, score ``|y − ŷ| / σ``), which
-        ``predict_interval`` and ``predict_quantiles`` then return. After ``pretrain``, every
-        window of the series given to ``fit`` is held out (the network never saw it).
+        fall in it calibrate σ by split conformal prediction (MAPIE, score ``|y − ŷ| / σ``):
+        σ is multiplied, per channel, by ``sigma_scale_ = q̂ / z``, with ``q̂`` MAPIE's 90%
+        conformal quantile of the scores and ``z = Φ⁻¹(0.95)``, so the 90% interval is
+        exactly the conformal one and the variance, quantiles, intervals and
+        ``predict_proba`` remain one Normal (other coverages follow its shape). With too
+        few calibration windows for 90% (fewer than 10 per channel) a warning says so and σ
+        stays the model's. After ``pretrain``, every window of the series given to ``fit``
+        is held out (the network never saw it).
     refit_on_update : bool, default=False
         If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
         recalibrates a pretrained network); otherwise ``update`` only extends the context,
@@ -222,6 +235,9 @@ class LevyForecaster(BaseForecaster):
         Number of columns of ``y``.
     calibrator_ : ConformalCalibrator or None
         Split-conformal calibration, when ``calibration_fraction > 0``.
+    sigma_scale_ : ndarray of shape (n_channels,)
+        Conformal factor of σ per channel (see ``calibration_fraction``); ones without
+        calibration.
     pretrained_net_, pretrained_time_unit_, pretrained_time_kind_, pretrained_n_channels_
         Written by ``pretrain`` and kept by later ``fit`` calls.
 
@@ -451,8 +467,10 @@ class LevyForecaster(BaseForecaster):
         return fit_levy_net(net, windows.tokens, targets, self.random_state)
 
     def _calibrate(self, times: list[np.ndarray], values: list[np.ndarray], part: str) -> None:
-        """Fit ``calibrator_`` on held-out windows (σ-normalised split conformal, MAPIE)."""
+        """Fit ``calibrator_`` on held-out windows (σ-normalised split conformal, MAPIE) and
+        the per-channel factor ``sigma_scale_`` of σ it implies (1 without calibration)."""
         self.calibrator_ = None
+        self.sigma_scale_ = np.ones(self.n_channels_)
         if self.calibration_fraction <= 0:
             return
         windows = self._windows(times, values, part)
@@ -489,7 +507,20 @@ class LevyForecaster(BaseForecaster):
                 stacklevel=3,
             )
             return
-        self.calibrator_ = ConformalCalibrator(mean_c, std_c, y_c)
+        calibrator = ConformalCalibrator(mean_c, std_c, y_c)
+        try:
+            # The conformal bound at μ = 0, σ = 1 is MAPIE's quantile of |y − ŷ| / σ.
+            _, q = calibrator.interval(np.zeros((1, n_ch)), np.ones((1, n_ch)), _SIGMA_COVERAGE)
+        except ValueError as err:  # too few calibration windows for that coverage
+            warnings.warn(
+                f"calibration_fraction={self.calibration_fraction} held out too few windows "
+                f"to calibrate σ ({err}); σ stays the model's own. Raise calibration_fraction "
+                "or pass a longer series.",
+                stacklevel=3,
+            )
+            return
+        self.calibrator_ = calibrator
+        self.sigma_scale_ = q[0] / norm.ppf(0.5 + _SIGMA_COVERAGE / 2)
 
     def _set_step(self) -> None:
         """The common spacing when every series is regularly spaced (for integer fh)."""
@@ -731,26 +762,38 @@ class LevyForecaster(BaseForecaster):
         return pd.DataFrame(mean, index=rows, columns=self._get_columns("predict"))
 
     def _predict_var(self, fh, X=None, cov=False):
-        """Closed-form predictive variances (the model's own, before any conformal step)."""
+        """Closed-form predictive variances, times ``sigma_scale_²`` when calibrated."""
         if cov:
             raise NotImplementedError(
                 "LevyForecaster returns marginal variances only; call predict_var(cov=False)."
             )
-        rows, _, var = self._forecast_moments(fh)
+        rows, _, var = self._calibrated_moments(fh)
         return pd.DataFrame(var, index=rows, columns=self._get_columns("predict_var"))
+
+    def _calibrated_moments(self, fh) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+        """:meth:`_forecast_moments` with σ rescaled by the conformal ``sigma_scale_``."""
+        rows, mean, var = self._forecast_moments(fh)
+        return rows, mean, var * self.sigma_scale_**2
+
+    def _predict_proba(self, fh, X=None, marginal=True):
+        """Normal(mean, σ²) per forecast: skpro's ``Normal`` of ``predict``/``predict_var``."""
+        from skpro.distributions import Normal
+
+        if not marginal:
+            raise NotImplementedError(
+                "LevyForecaster returns marginal distributions only; call "
+                "predict_proba(marginal=True)."
+            )
+        rows, mean, var = self._calibrated_moments(fh)
+        columns = self._get_columns("predict")
+        return Normal(mu=mean, sigma=np.sqrt(var), index=rows, columns=columns)
 
     def _bounds(
         self, fh, coverage: list[float]
     ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
         """Row index, mean and ``(n_rows, n_channels, n_coverages)`` lower/upper bounds."""
-        rows, mean, var = self._forecast_moments(fh)
-        std = np.sqrt(var)
-        if self.calibrator_ is not None:
-            lower, upper = self.calibrator_.interval(mean, std, list(coverage))
-            lower = lower.reshape(*mean.shape, len(coverage))
-            upper = upper.reshape(*mean.shape, len(coverage))
-        else:
-            lower, upper = _gaussian_bounds(mean, std, coverage)
+        rows, mean, var = self._calibrated_moments(fh)
+        lower, upper = _gaussian_bounds(mean, np.sqrt(var), coverage)
         return rows, mean, lower, upper
 
     def predict_interval(self, fh=None, X=None, coverage=0.90):
@@ -814,7 +857,7 @@ class LevyForecaster(BaseForecaster):
         return super().predict_quantiles(fh=fh, X=X, alpha=_as_floats(alpha))
 
     def _predict_interval(self, fh, X=None, coverage=None):
-        """Central intervals: Normal from the closed-form σ, or conformal when calibrated."""
+        """Central intervals of Normal(mean, σ²), σ conformally rescaled when calibrated."""
         rows, _, lower, upper = self._bounds(fh, list(coverage))
         data = np.stack([lower, upper], axis=-1).reshape(len(rows), -1)
         columns = self._get_columns("predict_interval", coverage=coverage)

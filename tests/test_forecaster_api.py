@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from scipy.stats import norm
+from sktime.datasets import load_airline
 from sktime.forecasting.naive import NaiveForecaster
 
 from levy_sklearn.forecaster import LevyForecaster
@@ -60,3 +62,59 @@ def test_tz_aware_fh_on_naive_series_is_refused():
     forecaster = LevyForecaster(**TINY).fit(hourly(48))
     with pytest.raises(ValueError, match=r"time zone UTC but y is tz-naive"):
         forecaster.predict(pd.DatetimeIndex(["2021-01-03 01:00"], tz="UTC"))
+
+
+@pytest.fixture(scope="module")
+def calibrated():
+    y = load_airline()
+    params = {**TINY, "calibration_fraction": 0.3, "max_epochs": 3}
+    return y, LevyForecaster(**params).fit(y)
+
+
+@pytest.mark.parametrize("calibration_fraction", [0.0, 0.3])
+def test_predict_proba_is_the_one_normal_behind_every_output(calibration_fraction):
+    f = LevyForecaster(**{**TINY, "calibration_fraction": calibration_fraction}).fit(
+        load_airline()
+    )
+    fh = [1, 2, 5]
+    mean, var = f.predict(fh), f.predict_var(fh)
+    dist = f.predict_proba(fh)
+    np.testing.assert_allclose(dist.mean().to_numpy().ravel(), mean.to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(dist.var().to_numpy(), var.to_numpy(), rtol=1e-12)
+    alpha = [0.05, 0.25, 0.5, 0.9]
+    q = f.predict_quantiles(fh, alpha=alpha)
+    np.testing.assert_allclose(dist.quantile(alpha).to_numpy(), q.to_numpy(), rtol=1e-10)
+    # scipy as the independent reference for quantiles and intervals.
+    sd = np.sqrt(var.to_numpy().ravel())
+    for a in alpha:
+        ref = norm.ppf(a, loc=mean.to_numpy(), scale=sd)
+        np.testing.assert_allclose(q.xs(a, axis=1, level=1).to_numpy().ravel(), ref, rtol=1e-10)
+    iv = f.predict_interval(fh, coverage=0.8)
+    np.testing.assert_allclose(iv.to_numpy()[:, 1], mean + norm.ppf(0.9) * sd, rtol=1e-10)
+
+
+def test_conformal_calibration_rescales_sigma_so_the_90_interval_is_mapies(calibrated):
+    y, f = calibrated
+    assert f.calibrator_ is not None and f.sigma_scale_.shape == (1,)
+    fh = [1, 2, 3]
+    _, mean, model_var = f._forecast_moments(f._check_fh(fh))
+    # MAPIE's conformal interval around the model's own σ is the 90% interval of every output.
+    lower, upper = f.calibrator_.interval(mean, np.sqrt(model_var), 0.9)
+    iv = f.predict_interval(fh, coverage=0.9)
+    np.testing.assert_allclose(iv.to_numpy(), np.column_stack([lower, upper]), rtol=1e-9)
+    q = f.predict_quantiles(fh, alpha=[0.05, 0.95])
+    np.testing.assert_allclose(q.to_numpy(), np.column_stack([lower, upper]), rtol=1e-9)
+    np.testing.assert_allclose(
+        f.predict_var(fh).to_numpy(), model_var * f.sigma_scale_**2, rtol=1e-12
+    )
+    dist = f.predict_proba(fh)
+    np.testing.assert_allclose(dist.quantile([0.95]).to_numpy(), upper, rtol=1e-9)
+
+
+def test_too_few_calibration_windows_warn_and_keep_the_model_sigma():
+    y = hourly(40)
+    params = {**TINY, "calibration_fraction": 0.05, "windows_per_series": 24}
+    with pytest.warns(UserWarning, match="calibration"):
+        f = LevyForecaster(**params).fit(y)
+    assert f.calibrator_ is None
+    np.testing.assert_array_equal(f.sigma_scale_, [1.0])
