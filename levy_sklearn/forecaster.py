@@ -21,6 +21,7 @@ from collections.abc import Hashable
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
+from sklearn.utils import Bunch
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from .adapters import (
@@ -685,12 +686,15 @@ class LevyForecaster(BaseForecaster):
             "timestamps like y's index (e.g. fh.tz_localize(None)), or localise y in fit."
         )
 
-    def _forecast_moments(self, fh: ForecastingHorizon) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    def _forecast_moments(
+        self, fh: ForecastingHorizon, diagnostics: dict | None = None
+    ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
         """Row index, mean and variance ``(n_rows, n_channels)`` of the forecasts at ``fh``.
 
         A forecast time after a series' last time point is predicted from its whole context;
         an earlier one (in-sample) from what was seen strictly before it, so it is the
-        forecast one would have made then.
+        forecast one would have made then. A ``diagnostics`` dict gets the per-head
+        ``evidence`` and ``disagreement`` (data units²), ``(n_rows, n_channels, n_heads)``.
         """
         index = self._absolute_index(fh)
         t_abs = index_to_time(index, self.time_unit_)
@@ -725,6 +729,9 @@ class LevyForecaster(BaseForecaster):
         n_ch = self.n_channels_
         mean = np.empty((len(keys), t_abs.size, n_ch))
         var = np.empty_like(mean)
+        n_heads = out.evidence.shape[-1]
+        evidence = np.empty((*mean.shape, n_heads))
+        disagreement = np.empty_like(evidence)
         for w, (i, k) in enumerate(where):
             # Horizons count from the window's origin (its last observation), so a gap
             # before the cutoff counts as horizon too.
@@ -735,6 +742,9 @@ class LevyForecaster(BaseForecaster):
             floor = s2[-1] * (rel[:, None] / span)
             mean[i, k] = m[:-1]
             var[i, k] = np.where(rel[:, None] > span, np.maximum(s2[:-1], floor), s2[:-1])
+            evidence[i, k] = out.evidence[w, :q].reshape(k.size + 1, n_ch, n_heads)[:-1]
+            d = scale[w, :q, None] ** 2 * out.disagreement[w, :q]
+            disagreement[i, k] = d.reshape(k.size + 1, n_ch, n_heads)[:-1]
         mean = mean * self.channel_scale_ + self.channel_mean_
         var = var * self.channel_scale_**2
         if keys == [None]:
@@ -744,6 +754,10 @@ class LevyForecaster(BaseForecaster):
                 [(*key, t) for key in keys for t in index], names=self._index_names
             )
         n_rows = len(keys) * t_abs.size
+        if diagnostics is not None:
+            diagnostics["evidence"] = evidence.reshape(n_rows, n_ch, n_heads)
+            disagreement = disagreement * self.channel_scale_[:, None] ** 2
+            diagnostics["disagreement"] = disagreement.reshape(n_rows, n_ch, n_heads)
         return rows, mean.reshape(n_rows, n_ch), var.reshape(n_rows, n_ch)
 
     def _update_predict_single(self, y, fh, X=None, update_params=True):
@@ -770,10 +784,81 @@ class LevyForecaster(BaseForecaster):
         rows, _, var = self._calibrated_moments(fh)
         return pd.DataFrame(var, index=rows, columns=self._get_columns("predict_var"))
 
-    def _calibrated_moments(self, fh) -> tuple[pd.Index, np.ndarray, np.ndarray]:
-        """:meth:`_forecast_moments` with σ rescaled by the conformal ``sigma_scale_``."""
-        rows, mean, var = self._forecast_moments(fh)
+    def _calibrated_moments(
+        self, fh, diagnostics: dict | None = None
+    ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+        """:meth:`_forecast_moments` with σ (and disagreement) rescaled by ``sigma_scale_``."""
+        rows, mean, var = self._forecast_moments(fh, diagnostics)
+        if diagnostics is not None:
+            diagnostics["disagreement"] = (
+                diagnostics["disagreement"] * self.sigma_scale_[:, None] ** 2
+            )
         return rows, mean, var * self.sigma_scale_**2
+
+    def predict_uncertainty(self, fh=None, X=None) -> Bunch:
+        """Per-forecast uncertainty breakdown: why is a forecast uncertain?
+
+        The forecaster's twin of
+        :meth:`LevyAttentionRegressor.predict_uncertainty
+        <levy_sklearn.regressor.LevyAttentionRegressor.predict_uncertainty>`, per channel and
+        forecast time.
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+
+        Returns
+        -------
+        Bunch
+            DataFrames indexed like :meth:`predict_var` (one row per forecast time, and per
+            series of a panel), one column per channel:
+            ``mean`` and ``std``: as ``predict`` and ``sqrt(predict_var)`` (σ conformally
+            rescaled when calibrated, and floored beyond ``max_horizon``).
+            ``evidence``: expected number of Poisson points supporting the forecast, summed
+            over the output layer's heads; low where little was observed near the forecast
+            time. ``disagreement``: spread of the attended values through the readout,
+            summed over heads, in squared data units (times ``sigma_scale_²`` when
+            calibrated); high where the context conflicts. Neither is floored beyond
+            ``max_horizon``. ``evidence_per_head``, ``disagreement_per_head``: the same per
+            head, columns ``(channel, head)``. For ``attention="softmax"`` evidence and
+            disagreement are 0.
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> u = forecaster.predict_uncertainty(fh=[1, 2, 3])
+        >>> sorted(u)
+        ['disagreement', 'disagreement_per_head', 'evidence', 'evidence_per_head', 'mean', 'std']
+        >>> u.std.shape, u.evidence_per_head.shape  # (fh, channels), (fh, channels x heads)
+        ((3, 1), (3, 4))
+        >>> bool((u.std.to_numpy() > 0).all())
+        True
+        """
+        self.check_is_fitted()
+        fh = self._check_fh(fh)
+        parts: dict = {}
+        rows, mean, var = self._calibrated_moments(fh, parts)
+        columns = self._get_columns("predict_var")
+        heads = pd.MultiIndex.from_product(
+            [columns, range(parts["evidence"].shape[-1])], names=[None, "head"]
+        )
+
+        def frame(a, cols=columns):
+            return pd.DataFrame(a.reshape(len(rows), -1), index=rows, columns=cols)
+
+        return Bunch(
+            mean=frame(mean),
+            std=frame(np.sqrt(var)),
+            evidence=frame(parts["evidence"].sum(-1)),
+            disagreement=frame(parts["disagreement"].sum(-1)),
+            evidence_per_head=frame(parts["evidence"], heads),
+            disagreement_per_head=frame(parts["disagreement"], heads),
+        )
 
     def _predict_proba(self, fh, X=None, marginal=True):
         """Normal(mean, σ²) per forecast: skpro's ``Normal`` of ``predict``/``predict_var``."""

@@ -118,3 +118,46 @@ def test_too_few_calibration_windows_warn_and_keep_the_model_sigma():
         f = LevyForecaster(**params).fit(y)
     assert f.calibrator_ is None
     np.testing.assert_array_equal(f.sigma_scale_, [1.0])
+
+
+def test_predict_uncertainty_breaks_down_predict_and_predict_var(calibrated):
+    y, f = calibrated
+    fh = [1, 3, 24]  # 24: beyond max_horizon, where σ is floored
+    u = f.predict_uncertainty(fh)
+    mean, var = f.predict(fh), f.predict_var(fh)
+    np.testing.assert_array_equal(u.mean.to_numpy().ravel(), mean.to_numpy())
+    np.testing.assert_array_equal(u.std.to_numpy(), np.sqrt(var.to_numpy()))
+    for frame in u.values():
+        pd.testing.assert_index_equal(frame.index, var.index)
+    n_heads = f.n_heads
+    assert u.evidence_per_head.shape == (3, n_heads)
+    np.testing.assert_allclose(u.evidence, u.evidence_per_head.T.groupby(level=0).sum().T)
+    np.testing.assert_allclose(
+        u.disagreement, u.disagreement_per_head.T.groupby(level=0).sum().T
+    )
+    assert (u.evidence.to_numpy() > 0).all() and (u.disagreement.to_numpy() >= 0).all()
+
+
+def test_predict_uncertainty_units_and_panel_shape():
+    y = load_airline()
+    a = LevyForecaster(**TINY).fit(y)
+    b = LevyForecaster(**TINY).fit(y * 1e3)
+    ua, ub = a.predict_uncertainty([1, 2]), b.predict_uncertainty([1, 2])
+    # Evidence counts points (unitless), disagreement is in squared data units.
+    np.testing.assert_allclose(ub.evidence, ua.evidence, rtol=1e-6)
+    np.testing.assert_allclose(ub.disagreement, 1e6 * ua.disagreement.to_numpy(), rtol=1e-5)
+    np.testing.assert_allclose(ub.std, 1e3 * ua.std.to_numpy(), rtol=1e-6)
+
+    frames = {k: y.iloc[: 100 + 10 * k].to_frame("passengers") for k in range(2)}
+    panel = pd.concat(frames, names=["unit", "time"])
+    f = LevyForecaster(**TINY).fit(panel)
+    u = f.predict_uncertainty([1, 2])
+    pd.testing.assert_index_equal(u.evidence.index, f.predict_var([1, 2]).index)
+    assert list(u.evidence.columns) == ["passengers"]
+
+
+def test_softmax_forecaster_has_no_evidence_or_disagreement():
+    f = LevyForecaster(**{**TINY, "attention": "softmax"}).fit(load_airline())
+    u = f.predict_uncertainty([1, 2])
+    assert (u.evidence.to_numpy() == 0).all() and (u.disagreement.to_numpy() == 0).all()
+    assert (u.std.to_numpy() > 0).all()
