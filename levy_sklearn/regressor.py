@@ -8,6 +8,7 @@ pass. The skorch layer in :mod:`levy_sklearn.training` trains it.
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 from collections.abc import Iterator, Sequence
@@ -18,12 +19,25 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_array,
+    check_is_fitted,
+    validate_data,
+)
 
 from .adapters import check_magnitude, column_scaling, take_tokens, tokens_from_rows
 from .conformal import ConformalCalibrator, _gaussian_bounds, check_coverage
 from .network import ATTENTION_KINDS, LevyNetOutput
-from .training import LOSSES, NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net
+from .training import (
+    LOSSES,
+    NET_PARAMS,
+    SAMPLE_WEIGHT,
+    LevyNeuralNet,
+    fit_levy_net,
+    make_levy_net,
+    seeded,
+)
 
 __all__ = ["LevyAttentionRegressor"]
 
@@ -147,7 +161,15 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         for reproducible fits; ``None`` draws a seed from NumPy's global generator (the
         scikit-learn convention).
     verbose : int, default=0
-        ``> 0`` prints skorch's per-epoch progress table.
+        ``> 0`` prints skorch's per-epoch progress table (its ``lr`` column is ``lr`` as
+        scheduled; the log-scale scalars of the Lévy layers train at 10 times that rate).
+    warm_start : bool, default=False
+        If ``True`` and the estimator is fitted, ``fit`` continues training the fitted
+        network on the rows it is given (e.g. new rows) for ``max_epochs`` more epochs,
+        from its weights and optimiser state, with a new cosine learning-rate cycle. The
+        standardisation, ``feature_times`` and network shape of the first fit are kept
+        (changes to them are ignored), ``X`` must have the same columns and ``y`` the same
+        targets; ``conformal_`` is removed. ``False``: every ``fit`` starts afresh.
 
     Attributes
     ----------
@@ -239,6 +261,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         device: str = "cpu",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
+        warm_start: bool = False,
     ) -> None:
         self.d_model = d_model
         self.n_heads = n_heads
@@ -259,6 +282,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -311,6 +335,8 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             problems.append(f"prior_fraction={self.prior_fraction!r} must be a float in [0, 1)")
         if not _is_real(self.weight_decay) or self.weight_decay < 0:
             problems.append(f"weight_decay={self.weight_decay!r} must be a float >= 0")
+        if not isinstance(self.warm_start, bool | np.bool_):
+            problems.append(f"warm_start={self.warm_start!r} must be True or False")
         if problems:
             raise ValueError(
                 f"Invalid hyperparameters for {type(self).__name__}: " + "; ".join(problems) + "."
@@ -335,7 +361,9 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         return times / scale, scale
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: ArrayLike, y: ArrayLike) -> LevyAttentionRegressor:
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> LevyAttentionRegressor:
         """Standardise, tokenise and train.
 
         Parameters
@@ -344,6 +372,12 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             Features; ``NaN`` marks a feature not observed in that row.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Targets (finite).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights: each row's loss (and its share of the standardisation
+            of ``X`` and ``y``) counts in proportion to its weight. Rows of weight 0 are
+            left out entirely; equal weights are the same as none. ``None`` weighs rows
+            equally. Mini-batch training makes a weight of ``k`` close to, not identical
+            with, ``k`` copies of the row.
 
         Returns
         -------
@@ -351,7 +385,8 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             Fitted: writes ``net_``, ``n_features_in_`` (and ``feature_names_in_`` for
             DataFrames), ``n_targets_``, ``x_mean_``, ``x_scale_``, ``y_mean_``, ``y_scale_``,
             ``feature_times_``, ``time_scale_``; deletes ``conformal_``. If fit raises or
-            is interrupted (``KeyboardInterrupt``), the estimator is left unfitted.
+            is interrupted (``KeyboardInterrupt``), the estimator is left unfitted (with
+            ``warm_start=True``, as it was before the call).
 
         Examples
         --------
@@ -362,28 +397,28 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0] ** 2)
         >>> reg.n_features_in_, reg.n_targets_
         (2, 1)
+        >>> w = np.r_[np.ones(25), 3 * np.ones(25)]  # the second half counts three times
+        >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0)
+        >>> reg.fit(X, X[:, 0] ** 2, sample_weight=w).predict(X[:2]).shape
+        (2,)
+        >>> reg.set_params(warm_start=True).fit(X[:10], X[:10, 0] ** 2).n_features_in_  # more
+        2
         """
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, name)  # the previous fit, so that no mix of two fits survives
+        warm = (
+            isinstance(self.warm_start, bool | np.bool_)
+            and bool(self.warm_start)
+            and self.__sklearn_is_fitted__()
+        )
+        if not warm:
+            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+                delattr(self, name)  # the previous fit, so that no mix of two fits survives
         self._check_params()
-        with _explain_bad_input():
-            X, y = validate_data(
-                self,
-                X,
-                y,
-                dtype=np.float64,
-                ensure_all_finite="allow-nan",
-                multi_output=True,
-                y_numeric=True,
-            )
-        check_magnitude(y)
-        self._y_1d = y.ndim == 1
-        Y = y.reshape(len(y), -1)
-        self.n_targets_ = Y.shape[1]
-        self.feature_times_, self.time_scale_ = self._check_feature_times(X.shape[1])
-
-        self.x_mean_, self.x_scale_ = column_scaling(X)
-        self.y_mean_, self.y_scale_ = column_scaling(Y)
+        X, Y, weights = self._check_fit_data(X, y, sample_weight, reset=not warm)
+        if not warm:
+            self.n_targets_ = Y.shape[1]
+            self.feature_times_, self.time_scale_ = self._check_feature_times(X.shape[1])
+            self.x_mean_, self.x_scale_ = column_scaling(X, weights)
+            self.y_mean_, self.y_scale_ = column_scaling(Y, weights)
 
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
@@ -391,9 +426,19 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         X_train = X
         n_prior = math.ceil(self.prior_fraction * len(X))
         if n_prior:
-            rows = rng.choice(len(X), size=n_prior, replace=n_prior > len(X))
+            p = None if weights is None else weights / weights.sum()  # weighted draws
+            rows = rng.choice(len(X), size=n_prior, replace=n_prior > len(X), p=p)
             X_train = np.vstack([X, np.full((n_prior, X.shape[1]), np.nan)])
             target = np.concatenate([target, target[rows]])
+            if weights is not None:
+                weights = np.concatenate([weights, np.ones(n_prior)])
+        tokens = self._tokens(X_train)
+        if weights is not None:
+            tokens[SAMPLE_WEIGHT] = weights.astype(np.float32)
+        if warm:
+            self.net_ = self._continue_training(tokens, target, seed, len(X))
+            self.__dict__.pop("conformal_", None)
+            return self
         params = {name: getattr(self, name) for name in NET_PARAMS}
         params["random_state"] = seed
         n_valid = math.ceil(self.validation_fraction * len(X_train))
@@ -412,7 +457,6 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         # log scale, where Adam's steps of about ``lr`` would take thousands of steps to move
         # a rate by a factor of 10; they get a larger learning rate.
         net.set_params(optimizer__param_groups=[("*log_*", {"lr": _LOG_PARAM_LR * self.lr})])
-        tokens = self._tokens(X_train)
         net = fit_levy_net(net, tokens, target, seed)
         if self.loss == "mse" and n_prior:
             # fit_levy_net calibrated σ on rows that include the all-hidden prior rows, whose
@@ -426,6 +470,60 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
                 net.calibrate(take_tokens(tokens, rows), target[rows])
         self.net_: LevyNeuralNet = net
         return self
+
+    def _check_fit_data(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, reset: bool
+    ) -> tuple[NDArray, NDArray, NDArray | None]:
+        """Validated rows, ``(n, Q)`` targets and row weights (``None``: equal weights);
+        rows of weight 0 are dropped."""
+        with _explain_bad_input():
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                dtype=np.float64,
+                ensure_all_finite="allow-nan",
+                multi_output=True,
+                y_numeric=True,
+                reset=reset,
+            )
+        check_magnitude(y)
+        weights = None
+        if sample_weight is not None:
+            weights = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
+            keep = weights > 0
+            X, y, weights = X[keep], y[keep], weights[keep]
+            # Only ratios matter: equal weights take the unweighted path (bitwise the same
+            # fit), others are scaled to mean 1, the weight of an all-hidden prior row.
+            weights = None if np.all(weights == weights[0]) else weights / weights.mean()
+        if reset:
+            self._y_1d = y.ndim == 1
+        Y = y.reshape(len(y), -1)
+        if not reset and Y.shape[1] != self.n_targets_:
+            raise ValueError(
+                f"y has {Y.shape[1]} targets but the model was fitted on {self.n_targets_}; "
+                "with warm_start=True pass y shaped like in the first fit (or set "
+                "warm_start=False to start afresh)."
+            )
+        return X, Y, weights
+
+    def _continue_training(
+        self, tokens: dict[str, NDArray], target: NDArray, seed: int, n_rows: int
+    ) -> LevyNeuralNet:
+        """``warm_start``: the fitted net trained ``max_epochs`` more epochs on ``tokens``."""
+        # Train a copy (in float32, as in the first fit), so that an interrupted or failed
+        # fit leaves the fitted model as it was.
+        net = copy.deepcopy(self.net_)
+        net.module_.float()
+        with seeded(seed):
+            net.partial_fit(tokens, target, epochs=self.max_epochs)
+        net.module_.double()
+        if self.loss == "mse":  # σ calibrated on the real rows (not the all-hidden ones)
+            rows = np.arange(n_rows)
+            net.calibrate(take_tokens(tokens, rows), target[rows])
+        return net
 
     def _tokens(self, X: NDArray) -> dict[str, NDArray]:
         return tokens_from_rows(

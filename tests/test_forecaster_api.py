@@ -132,9 +132,7 @@ def test_predict_uncertainty_breaks_down_predict_and_predict_var(calibrated):
     n_heads = f.n_heads
     assert u.evidence_per_head.shape == (3, n_heads)
     np.testing.assert_allclose(u.evidence, u.evidence_per_head.T.groupby(level=0).sum().T)
-    np.testing.assert_allclose(
-        u.disagreement, u.disagreement_per_head.T.groupby(level=0).sum().T
-    )
+    np.testing.assert_allclose(u.disagreement, u.disagreement_per_head.T.groupby(level=0).sum().T)
     assert (u.evidence.to_numpy() > 0).all() and (u.disagreement.to_numpy() >= 0).all()
 
 
