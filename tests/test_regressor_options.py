@@ -13,7 +13,7 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.validation import has_fit_parameter
 
 from levy_sklearn.regressor import LevyAttentionRegressor
-from levy_sklearn.training import seeded
+from levy_sklearn.training import LevyNeuralNet, seeded
 
 torch.set_num_threads(1)
 
@@ -163,6 +163,24 @@ def test_warm_start_false_starts_afresh_and_warm_fits_are_reproducible():
         for _ in range(2)
     ]
     np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_interrupted_warm_fit_leaves_the_fitted_model_as_it_was(monkeypatch):
+    X, y = table(120)
+    reg = LevyAttentionRegressor(**{**TINY, "warm_start": True}).fit(X[:60], y[:60])
+    before = reg.predict(X, return_std=True)
+    original = LevyNeuralNet.train_step
+
+    def train_step(self, *args, **kwargs):
+        raise KeyboardInterrupt  # as Ctrl-C in the first step would
+
+    monkeypatch.setattr(LevyNeuralNet, "train_step", train_step)
+    with pytest.raises(KeyboardInterrupt):
+        reg.fit(X[60:], y[60:])
+    monkeypatch.setattr(LevyNeuralNet, "train_step", original)
+    after = reg.predict(X, return_std=True)
+    np.testing.assert_array_equal(after[0], before[0])
+    np.testing.assert_array_equal(after[1], before[1])
 
 
 def test_warm_start_with_other_columns_or_targets_is_refused():
