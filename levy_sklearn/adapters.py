@@ -50,7 +50,9 @@ def _float32_values(values: np.ndarray) -> np.ndarray:
     return np.clip(values, -_FLOAT32_MAX, _FLOAT32_MAX).astype(np.float32)
 
 
-def column_scaling(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def column_scaling(
+    values: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """NaN-aware mean and standard deviation of every column, to standardise by.
 
     A column with no finite value gets mean 0, a constant one scale 1. Moments are taken of
@@ -61,6 +63,9 @@ def column_scaling(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ----------
     values : ndarray of shape (n_rows, n_columns)
         Values; ``NaN`` marks an unobserved cell.
+    weights : ndarray of shape (n_rows,), optional
+        Positive row weights: the moments of the weighted empirical distribution (a row of
+        weight 2 counts as two rows). ``None`` weighs rows equally.
 
     Returns
     -------
@@ -76,14 +81,25 @@ def column_scaling(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (array([2.e+200]), array([1.e+200]))
     >>> column_scaling(np.empty((0, 2)))
     (array([0., 0.]), array([1., 1.]))
+    >>> column_scaling(np.array([[1.0], [3.0]]), weights=np.array([3.0, 1.0]))
+    (array([1.5]), array([0.8660254]))
     """
     values = np.asarray(values, dtype=np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: handled below
         size = np.nanmax(np.abs(values), axis=0, initial=0.0)
         size = np.where(np.isfinite(size) & (size > 0), size, 1.0)
-        mean = np.nanmean(values / size, axis=0) * size
-        scale = np.nanstd(values / size, axis=0) * size
+        if weights is None:
+            mean = np.nanmean(values / size, axis=0) * size
+            scale = np.nanstd(values / size, axis=0) * size
+        else:
+            unit = values / size
+            w = np.where(np.isnan(unit), 0.0, np.asarray(weights, dtype=np.float64)[:, None])
+            unit = np.nan_to_num(unit)
+            total = w.sum(axis=0)
+            mean_unit = (w * unit).sum(axis=0) / total
+            var_unit = (w * (unit - mean_unit) ** 2).sum(axis=0) / total
+            mean, scale = mean_unit * size, np.sqrt(var_unit) * size
     return (
         np.where(np.isfinite(mean), mean, 0.0),
         np.where(np.isfinite(scale) & (scale > 0), scale, 1.0),
@@ -113,12 +129,14 @@ def check_magnitude(values: np.ndarray, name: str = "y") -> None:
     >>> import numpy as np
     >>> from levy_sklearn.adapters import check_magnitude
     >>> check_magnitude(np.array([1e12, -3.0, np.nan]))
+    >>> check_magnitude(np.array([1e38], dtype=np.float32))  # no overflow warning
     >>> check_magnitude(np.array([2e150]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: y has values beyond ±1e+150, whose predictive variance would overflow ...
     """
-    if np.nanmax(np.abs(values), initial=0.0) > _MAX_MAGNITUDE:
+    # In float64: a float32 array would cast the bound to float32, where it overflows.
+    if np.nanmax(np.abs(np.asarray(values, dtype=np.float64)), initial=0.0) > _MAX_MAGNITUDE:
         raise ValueError(
             f"{name} has values beyond ±{_MAX_MAGNITUDE:g}, whose predictive variance would "
             f"overflow float64; rescale {name} (e.g. divide it by a power of 10)."

@@ -36,6 +36,7 @@ computes order statistics by hand.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -491,6 +492,17 @@ class ConformalCalibrator:
         """
         (level,), _ = check_coverage(coverage)
         if level not in self._fitted:
+            # MAPIE reaches coverage c only with more than 1/(1 − c) scores (and 1/c); say so
+            # in terms of the calibration rows rather than its "alpha".
+            n = int(np.isfinite(self._y).sum(axis=0).min())
+            if n < max(1 / level, 1 / (1 - level)) - 1e-9:
+                needed = math.ceil(max(1 / level, 1 / (1 - level)) - 1e-9)
+                reach = f" or ask for coverage ≤ {1 - 1 / n:.3g}" if n > 1 else ""
+                raise ValueError(
+                    f"coverage={level:g} needs at least {needed} calibration rows per target, "
+                    f"but the conformal calibration has {n}; calibrate on more held-out "
+                    f"rows{reach}."
+                )
             self._fitted[level] = fit_conformal(self._mean, self._std, self._y, level)
         return self._fitted[level]
 

@@ -20,6 +20,8 @@ from collections.abc import Hashable
 
 import numpy as np
 import pandas as pd
+from scipy.stats import norm
+from sklearn.utils import Bunch
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from .adapters import (
@@ -40,6 +42,9 @@ __all__ = ["LevyForecaster"]
 
 _INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
 _TIMEDELTA_KINDS = ("datetime", "timedelta")
+# The coverage at which the conformally rescaled Normal reproduces MAPIE's interval exactly
+# (sktime's default coverage; see calibration_fraction).
+_SIGMA_COVERAGE = 0.9
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 # Fitted attributes that pretraining needs while cutting windows, but must not leave behind.
 _FIT_AXIS = (
@@ -140,13 +145,21 @@ class LevyForecaster(BaseForecaster):
     timestamps); integer steps on an irregular ``DatetimeIndex`` raise a ``ValueError`` that
     asks for timestamps or Timedeltas. On a ``TimedeltaIndex``, give relative Timedeltas
     (added to the cutoff) or integer steps: sktime's ``ForecastingHorizon`` cannot hold
-    absolute times of a ``TimedeltaIndex``. A time at or before the cutoff (in-sample) is
-    forecast from what was observed strictly before it. ``predict``, ``predict_var``,
-    ``predict_proba``, ``predict_interval`` and ``predict_quantiles`` all come from the same
-    Normal(mean, σ²), except that with ``calibration_fraction > 0`` the intervals and
-    quantiles are the conformal ones (still centred on the mean) while ``predict_var`` and
-    ``predict_proba`` keep the model's own σ. ``fit`` and ``update`` keep the observed
-    history of every series (the context of later forecasts); ``self._y`` is not used.
+    absolute times of a ``TimedeltaIndex``. On a tz-aware series, absolute timestamps in
+    ``fh`` must carry a time zone too (any zone; forecasts are labelled in the series' zone):
+    tz-naive ones raise a ``ValueError`` that asks to localise them, as pandas refuses to
+    compare naive and aware times, and reading them as UTC would forecast another instant
+    (and likewise tz-aware ``fh`` on a naive series). A time at or before the cutoff
+    (in-sample) is forecast from what was observed strictly before it.
+
+    ``predict``, ``predict_var``, ``predict_proba`` (an skpro ``Normal``),
+    ``predict_interval``, ``predict_quantiles`` and ``predict_uncertainty`` all come from the
+    same Normal(mean, σ²). With ``calibration_fraction > 0``, σ is the model's times a
+    per-channel conformal factor ``sigma_scale_``, so this one distribution is the calibrated
+    answer everywhere: every output, and every score of ``evaluate`` (CRPS and log-loss as
+    well as pinball loss and coverage), sees the same σ. ``fit`` and ``update`` keep the
+    observed history of every series (the context of later forecasts); ``self._y`` is not
+    used.
 
     ``NaN`` in ``y`` means "not observed"; ``±inf``, values beyond ``±1e150`` and repeated
     time points within a series are rejected with a ``ValueError`` saying what to do. A
@@ -181,9 +194,14 @@ class LevyForecaster(BaseForecaster):
     calibration_fraction : float, default=0.0
         If positive, the last fraction of each training series' time span is held out: the
         network trains on windows whose targets precede it, and the windows whose cutoffs
-        fall in it calibrate split-conformal intervals (MAPIE, score ``|y − ŷ| / σ``), which
-        ``predict_interval`` and ``predict_quantiles`` then return. After ``pretrain``, every
-        window of the series given to ``fit`` is held out (the network never saw it).
+        fall in it calibrate σ by split conformal prediction (MAPIE, score ``|y − ŷ| / σ``):
+        σ is multiplied, per channel, by ``sigma_scale_ = q̂ / z``, with ``q̂`` MAPIE's 90%
+        conformal quantile of the scores and ``z = Φ⁻¹(0.95)``, so the 90% interval is
+        exactly the conformal one and the variance, quantiles, intervals and
+        ``predict_proba`` remain one Normal (other coverages follow its shape). With too
+        few calibration windows for 90% (fewer than 10 per channel) a warning says so and σ
+        stays the model's. After ``pretrain``, every window of the series given to ``fit``
+        is held out (the network never saw it).
     observation_dropout : float, default=0.3
         Teaches the network what missing information costs. In every epoch this share of
         training windows has its context thinned at random (each keeps every observation
@@ -231,6 +249,9 @@ class LevyForecaster(BaseForecaster):
         Number of columns of ``y``.
     calibrator_ : ConformalCalibrator or None
         Split-conformal calibration, when ``calibration_fraction > 0``.
+    sigma_scale_ : ndarray of shape (n_channels,)
+        Conformal factor of σ per channel (see ``calibration_fraction``); ones without
+        calibration.
     pretrained_net_, pretrained_time_unit_, pretrained_time_kind_, pretrained_n_channels_
         Written by ``pretrain`` and kept by later ``fit`` calls.
 
@@ -485,8 +506,10 @@ class LevyForecaster(BaseForecaster):
         return fit_levy_net(net, windows.tokens, targets, self.random_state)
 
     def _calibrate(self, times: list[np.ndarray], values: list[np.ndarray], part: str) -> None:
-        """Fit ``calibrator_`` on held-out windows (σ-normalised split conformal, MAPIE)."""
+        """Fit ``calibrator_`` on held-out windows (σ-normalised split conformal, MAPIE) and
+        the per-channel factor ``sigma_scale_`` of σ it implies (1 without calibration)."""
         self.calibrator_ = None
+        self.sigma_scale_ = np.ones(self.n_channels_)
         if self.calibration_fraction <= 0:
             return
         windows = self._windows(times, values, part)
@@ -523,7 +546,20 @@ class LevyForecaster(BaseForecaster):
                 stacklevel=3,
             )
             return
-        self.calibrator_ = ConformalCalibrator(mean_c, std_c, y_c)
+        calibrator = ConformalCalibrator(mean_c, std_c, y_c)
+        try:
+            # The conformal bound at μ = 0, σ = 1 is MAPIE's quantile of |y − ŷ| / σ.
+            _, q = calibrator.interval(np.zeros((1, n_ch)), np.ones((1, n_ch)), _SIGMA_COVERAGE)
+        except ValueError as err:  # too few calibration windows for that coverage
+            warnings.warn(
+                f"calibration_fraction={self.calibration_fraction} held out too few windows "
+                f"to calibrate σ ({err}); σ stays the model's own. Raise calibration_fraction "
+                "or pass a longer series.",
+                stacklevel=3,
+            )
+            return
+        self.calibrator_ = calibrator
+        self.sigma_scale_ = q[0] / norm.ppf(0.5 + _SIGMA_COVERAGE / 2)
 
     def _set_step(self) -> None:
         """The common spacing when every series is regularly spaced (for integer fh)."""
@@ -667,14 +703,36 @@ class LevyForecaster(BaseForecaster):
             # sktime cannot hold absolute times of a TimedeltaIndex in a ForecastingHorizon
             # (to_absolute_index raises), so add the spans to the cutoff here.
             return pd.TimedeltaIndex(self.cutoff[0] + values)
-        return fh.to_absolute_index(self.cutoff)
+        return self._check_tz(fh.to_absolute_index(self.cutoff))
 
-    def _forecast_moments(self, fh: ForecastingHorizon) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+    def _check_tz(self, index: pd.Index) -> pd.Index:
+        """Absolute forecast times in the series' time zone; a naive time on an aware series
+        (or the reverse) is refused: reading it as UTC would forecast another instant."""
+        if not isinstance(index, pd.DatetimeIndex):
+            return index
+        tz = next(iter(self._series.values())).index.tz
+        if (index.tz is None) == (tz is None):
+            return index if tz is None else index.tz_convert(tz)
+        if tz is not None:
+            raise ValueError(
+                f"fh holds tz-naive timestamps but y is in time zone {tz}; a naive time is "
+                f"ambiguous, so localise fh first, e.g. fh=pd.DatetimeIndex([...]).tz_localize"
+                f"({str(tz)!r}), or pass relative steps or Timedeltas."
+            )
+        raise ValueError(
+            f"fh holds timestamps in time zone {index.tz} but y is tz-naive; pass naive "
+            "timestamps like y's index (e.g. fh.tz_localize(None)), or localise y in fit."
+        )
+
+    def _forecast_moments(
+        self, fh: ForecastingHorizon, diagnostics: dict | None = None
+    ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
         """Row index, mean and variance ``(n_rows, n_channels)`` of the forecasts at ``fh``.
 
         A forecast time after a series' last time point is predicted from its whole context;
         an earlier one (in-sample) from what was seen strictly before it, so it is the
-        forecast one would have made then.
+        forecast one would have made then. A ``diagnostics`` dict gets the per-head
+        ``evidence`` and ``disagreement`` (data units²), ``(n_rows, n_channels, n_heads)``.
         """
         index = self._absolute_index(fh)
         t_abs = index_to_time(index, self.time_unit_)
@@ -709,6 +767,9 @@ class LevyForecaster(BaseForecaster):
         n_ch = self.n_channels_
         mean = np.empty((len(keys), t_abs.size, n_ch))
         var = np.empty_like(mean)
+        n_heads = out.evidence.shape[-1]
+        evidence = np.empty((*mean.shape, n_heads))
+        disagreement = np.empty_like(evidence)
         for w, (i, k) in enumerate(where):
             # Horizons count from the window's origin (its last observation), so a gap
             # before the cutoff counts as horizon too.
@@ -719,6 +780,9 @@ class LevyForecaster(BaseForecaster):
             floor = s2[-1] * (rel[:, None] / span)
             mean[i, k] = m[:-1]
             var[i, k] = np.where(rel[:, None] > span, np.maximum(s2[:-1], floor), s2[:-1])
+            evidence[i, k] = out.evidence[w, :q].reshape(k.size + 1, n_ch, n_heads)[:-1]
+            d = scale[w, :q, None] ** 2 * out.disagreement[w, :q]
+            disagreement[i, k] = d.reshape(k.size + 1, n_ch, n_heads)[:-1]
         mean = mean * self.channel_scale_ + self.channel_mean_
         var = var * self.channel_scale_**2
         if keys == [None]:
@@ -728,7 +792,21 @@ class LevyForecaster(BaseForecaster):
                 [(*key, t) for key in keys for t in index], names=self._index_names
             )
         n_rows = len(keys) * t_abs.size
+        if diagnostics is not None:
+            diagnostics["evidence"] = evidence.reshape(n_rows, n_ch, n_heads)
+            disagreement = disagreement * self.channel_scale_[:, None] ** 2
+            diagnostics["disagreement"] = disagreement.reshape(n_rows, n_ch, n_heads)
         return rows, mean.reshape(n_rows, n_ch), var.reshape(n_rows, n_ch)
+
+    def _update_predict_single(self, y, fh, X=None, update_params=True):
+        """Update with ``y``, then predict at ``fh``.
+
+        sktime's default calls the public ``update`` with the inner DataFrame, which makes
+        every later forecast of a Series a DataFrame; the private steps keep the output type
+        (``update_predict_single`` has already moved the cutoff).
+        """
+        self._update(y, X, update_params=update_params)
+        return self._predict(fh, X)
 
     def _predict(self, fh, X=None):
         """Predictive means at ``fh`` (absolute timestamps, Timedeltas or integer steps)."""
@@ -736,26 +814,109 @@ class LevyForecaster(BaseForecaster):
         return pd.DataFrame(mean, index=rows, columns=self._get_columns("predict"))
 
     def _predict_var(self, fh, X=None, cov=False):
-        """Closed-form predictive variances (the model's own, before any conformal step)."""
+        """Closed-form predictive variances, times ``sigma_scale_²`` when calibrated."""
         if cov:
             raise NotImplementedError(
                 "LevyForecaster returns marginal variances only; call predict_var(cov=False)."
             )
-        rows, _, var = self._forecast_moments(fh)
+        rows, _, var = self._calibrated_moments(fh)
         return pd.DataFrame(var, index=rows, columns=self._get_columns("predict_var"))
+
+    def _calibrated_moments(
+        self, fh, diagnostics: dict | None = None
+    ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
+        """:meth:`_forecast_moments` with σ (and disagreement) rescaled by ``sigma_scale_``."""
+        rows, mean, var = self._forecast_moments(fh, diagnostics)
+        if diagnostics is not None:
+            diagnostics["disagreement"] = (
+                diagnostics["disagreement"] * self.sigma_scale_[:, None] ** 2
+            )
+        return rows, mean, var * self.sigma_scale_**2
+
+    def predict_uncertainty(self, fh=None, X=None) -> Bunch:
+        """Per-forecast uncertainty breakdown: why is a forecast uncertain?
+
+        The forecaster's twin of
+        :meth:`LevyAttentionRegressor.predict_uncertainty
+        <levy_sklearn.regressor.LevyAttentionRegressor.predict_uncertainty>`, per channel and
+        forecast time.
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+
+        Returns
+        -------
+        Bunch
+            DataFrames indexed like :meth:`predict_var` (one row per forecast time, and per
+            series of a panel), one column per channel:
+            ``mean`` and ``std``: as ``predict`` and ``sqrt(predict_var)`` (σ conformally
+            rescaled when calibrated, and floored beyond ``max_horizon``).
+            ``evidence``: expected number of Poisson points supporting the forecast, summed
+            over the output layer's heads; low where little was observed near the forecast
+            time. ``disagreement``: spread of the attended values through the readout,
+            summed over heads, in squared data units (times ``sigma_scale_²`` when
+            calibrated); high where the context conflicts. Neither is floored beyond
+            ``max_horizon``. ``evidence_per_head``, ``disagreement_per_head``: the same per
+            head, columns ``(channel, head)``. For ``attention="softmax"`` evidence and
+            disagreement are 0.
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> u = forecaster.predict_uncertainty(fh=[1, 2, 3])
+        >>> sorted(u)
+        ['disagreement', 'disagreement_per_head', 'evidence', 'evidence_per_head', 'mean', 'std']
+        >>> u.std.shape, u.evidence_per_head.shape  # (fh, channels), (fh, channels x heads)
+        ((3, 1), (3, 4))
+        >>> bool((u.std.to_numpy() > 0).all())
+        True
+        """
+        self.check_is_fitted()
+        fh = self._check_fh(fh)
+        parts: dict = {}
+        rows, mean, var = self._calibrated_moments(fh, parts)
+        columns = self._get_columns("predict_var")
+        heads = pd.MultiIndex.from_product(
+            [columns, range(parts["evidence"].shape[-1])], names=[None, "head"]
+        )
+
+        def frame(a, cols=columns):
+            return pd.DataFrame(a.reshape(len(rows), -1), index=rows, columns=cols)
+
+        return Bunch(
+            mean=frame(mean),
+            std=frame(np.sqrt(var)),
+            evidence=frame(parts["evidence"].sum(-1)),
+            disagreement=frame(parts["disagreement"].sum(-1)),
+            evidence_per_head=frame(parts["evidence"], heads),
+            disagreement_per_head=frame(parts["disagreement"], heads),
+        )
+
+    def _predict_proba(self, fh, X=None, marginal=True):
+        """Normal(mean, σ²) per forecast: skpro's ``Normal`` of ``predict``/``predict_var``."""
+        from skpro.distributions import Normal
+
+        if not marginal:
+            raise NotImplementedError(
+                "LevyForecaster returns marginal distributions only; call "
+                "predict_proba(marginal=True)."
+            )
+        rows, mean, var = self._calibrated_moments(fh)
+        columns = self._get_columns("predict")
+        return Normal(mu=mean, sigma=np.sqrt(var), index=rows, columns=columns)
 
     def _bounds(
         self, fh, coverage: list[float]
     ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
         """Row index, mean and ``(n_rows, n_channels, n_coverages)`` lower/upper bounds."""
-        rows, mean, var = self._forecast_moments(fh)
-        std = np.sqrt(var)
-        if self.calibrator_ is not None:
-            lower, upper = self.calibrator_.interval(mean, std, list(coverage))
-            lower = lower.reshape(*mean.shape, len(coverage))
-            upper = upper.reshape(*mean.shape, len(coverage))
-        else:
-            lower, upper = _gaussian_bounds(mean, std, coverage)
+        rows, mean, var = self._calibrated_moments(fh)
+        lower, upper = _gaussian_bounds(mean, np.sqrt(var), coverage)
         return rows, mean, lower, upper
 
     def predict_interval(self, fh=None, X=None, coverage=0.90):
@@ -819,7 +980,7 @@ class LevyForecaster(BaseForecaster):
         return super().predict_quantiles(fh=fh, X=X, alpha=_as_floats(alpha))
 
     def _predict_interval(self, fh, X=None, coverage=None):
-        """Central intervals: Normal from the closed-form σ, or conformal when calibrated."""
+        """Central intervals of Normal(mean, σ²), σ conformally rescaled when calibrated."""
         rows, _, lower, upper = self._bounds(fh, list(coverage))
         data = np.stack([lower, upper], axis=-1).reshape(len(rows), -1)
         columns = self._get_columns("predict_interval", coverage=coverage)

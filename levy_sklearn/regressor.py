@@ -8,6 +8,7 @@ pass. The skorch layer in :mod:`levy_sklearn.training` trains it.
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 from collections.abc import Iterator, Sequence
@@ -18,12 +19,25 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import Bunch, check_random_state
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_array,
+    check_is_fitted,
+    validate_data,
+)
 
 from .adapters import check_magnitude, column_scaling, tokens_from_rows
 from .conformal import ConformalCalibrator, _gaussian_bounds, check_coverage
 from .network import ATTENTION_KINDS, LevyNetOutput
-from .training import LOSSES, NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net
+from .training import (
+    LOSSES,
+    NET_PARAMS,
+    SAMPLE_WEIGHT,
+    LevyNeuralNet,
+    fit_levy_net,
+    make_levy_net,
+    seeded,
+)
 
 __all__ = ["LevyAttentionRegressor"]
 
@@ -152,7 +166,15 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         for reproducible fits; ``None`` draws a seed from NumPy's global generator (the
         scikit-learn convention).
     verbose : int, default=0
-        ``> 0`` prints skorch's per-epoch progress table.
+        ``> 0`` prints skorch's per-epoch progress table (its ``lr`` column is ``lr`` as
+        scheduled; the log-scale scalars of the Lévy layers train at 10 times that rate).
+    warm_start : bool, default=False
+        If ``True`` and the estimator is fitted, ``fit`` continues training the fitted
+        network on the rows it is given (e.g. new rows) for ``max_epochs`` more epochs,
+        from its weights and optimiser state, with a new cosine learning-rate cycle. The
+        standardisation, ``feature_times`` and network shape of the first fit are kept
+        (changes to them are ignored), ``X`` must have the same columns and ``y`` the same
+        targets; ``conformal_`` is removed. ``False``: every ``fit`` starts afresh.
 
     Attributes
     ----------
@@ -246,6 +268,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         device: str = "cpu",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
+        warm_start: bool = False,
     ) -> None:
         self.d_model = d_model
         self.n_heads = n_heads
@@ -266,6 +289,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -320,6 +344,8 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             )
         if not _is_real(self.weight_decay) or self.weight_decay < 0:
             problems.append(f"weight_decay={self.weight_decay!r} must be a float >= 0")
+        if not isinstance(self.warm_start, bool | np.bool_):
+            problems.append(f"warm_start={self.warm_start!r} must be True or False")
         if problems:
             raise ValueError(
                 f"Invalid hyperparameters for {type(self).__name__}: " + "; ".join(problems) + "."
@@ -344,7 +370,9 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         return times / scale, scale
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X: ArrayLike, y: ArrayLike) -> LevyAttentionRegressor:
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> LevyAttentionRegressor:
         """Standardise, tokenise and train.
 
         Parameters
@@ -353,6 +381,12 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             Features; ``NaN`` marks a feature not observed in that row.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Targets (finite).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights: each row's loss (and its share of the standardisation
+            of ``X`` and ``y``) counts in proportion to its weight. Rows of weight 0 are
+            left out entirely; equal weights are the same as none. ``None`` weighs rows
+            equally. Mini-batch training makes a weight of ``k`` close to, not identical
+            with, ``k`` copies of the row.
 
         Returns
         -------
@@ -360,7 +394,8 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             Fitted: writes ``net_``, ``n_features_in_`` (and ``feature_names_in_`` for
             DataFrames), ``n_targets_``, ``x_mean_``, ``x_scale_``, ``y_mean_``, ``y_scale_``,
             ``feature_times_``, ``time_scale_``; deletes ``conformal_``. If fit raises or
-            is interrupted (``KeyboardInterrupt``), the estimator is left unfitted.
+            is interrupted (``KeyboardInterrupt``), the estimator is left unfitted (with
+            ``warm_start=True``, as it was before the call).
 
         Examples
         --------
@@ -371,31 +406,38 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0] ** 2)
         >>> reg.n_features_in_, reg.n_targets_
         (2, 1)
+        >>> w = np.r_[np.ones(25), 3 * np.ones(25)]  # the second half counts three times
+        >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0)
+        >>> reg.fit(X, X[:, 0] ** 2, sample_weight=w).predict(X[:2]).shape
+        (2,)
+        >>> reg.set_params(warm_start=True).fit(X[:10], X[:10, 0] ** 2).n_features_in_  # more
+        2
         """
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, name)  # the previous fit, so that no mix of two fits survives
+        warm = (
+            isinstance(self.warm_start, bool | np.bool_)
+            and bool(self.warm_start)
+            and self.__sklearn_is_fitted__()
+        )
+        if not warm:
+            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+                delattr(self, name)  # the previous fit, so that no mix of two fits survives
         self._check_params()
-        with _explain_bad_input():
-            X, y = validate_data(
-                self,
-                X,
-                y,
-                dtype=np.float64,
-                ensure_all_finite="allow-nan",
-                multi_output=True,
-                y_numeric=True,
-            )
-        check_magnitude(y)
-        self._y_1d = y.ndim == 1
-        Y = y.reshape(len(y), -1)
-        self.n_targets_ = Y.shape[1]
-        self.feature_times_, self.time_scale_ = self._check_feature_times(X.shape[1])
-
-        self.x_mean_, self.x_scale_ = column_scaling(X)
-        self.y_mean_, self.y_scale_ = column_scaling(Y)
+        X, Y, weights = self._check_fit_data(X, y, sample_weight, reset=not warm)
+        if not warm:
+            self.n_targets_ = Y.shape[1]
+            self.feature_times_, self.time_scale_ = self._check_feature_times(X.shape[1])
+            self.x_mean_, self.x_scale_ = column_scaling(X, weights)
+            self.y_mean_, self.y_scale_ = column_scaling(Y, weights)
 
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         target = ((Y - self.y_mean_) / self.y_scale_).astype(np.float32)
+        tokens = self._tokens(X)
+        if weights is not None:
+            tokens[SAMPLE_WEIGHT] = weights.astype(np.float32)
+        if warm:
+            self.net_ = self._continue_training(tokens, target, seed)
+            self.__dict__.pop("conformal_", None)
+            return self
         params = {name: getattr(self, name) for name in NET_PARAMS}
         params["random_state"] = seed
         n_valid = math.ceil(self.validation_fraction * len(X))
@@ -415,9 +457,62 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         # log scale, where Adam's steps of about ``lr`` would take thousands of steps to move
         # a rate by a factor of 10; they get a larger learning rate.
         net.set_params(optimizer__param_groups=[("*log_*", {"lr": _LOG_PARAM_LR * self.lr})])
-        net = fit_levy_net(net, self._tokens(X), target, seed)
+        net = fit_levy_net(net, tokens, target, seed)
         self.net_: LevyNeuralNet = net
         return self
+
+    def _check_fit_data(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, reset: bool
+    ) -> tuple[NDArray, NDArray, NDArray | None]:
+        """Validated rows, ``(n, Q)`` targets and row weights (``None``: equal weights);
+        rows of weight 0 are dropped."""
+        with _explain_bad_input():
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                dtype=np.float64,
+                ensure_all_finite="allow-nan",
+                multi_output=True,
+                y_numeric=True,
+                reset=reset,
+            )
+        check_magnitude(y)
+        weights = None
+        if sample_weight is not None:
+            weights = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
+            keep = weights > 0
+            X, y, weights = X[keep], y[keep], weights[keep]
+            # Only ratios matter: equal weights take the unweighted path (bitwise the same
+            # fit), others are scaled to mean 1, the weight of an all-hidden prior row.
+            weights = None if np.all(weights == weights[0]) else weights / weights.mean()
+        if reset:
+            self._y_1d = y.ndim == 1
+        Y = y.reshape(len(y), -1)
+        if not reset and Y.shape[1] != self.n_targets_:
+            raise ValueError(
+                f"y has {Y.shape[1]} targets but the model was fitted on {self.n_targets_}; "
+                "with warm_start=True pass y shaped like in the first fit (or set "
+                "warm_start=False to start afresh)."
+            )
+        return X, Y, weights
+
+    def _continue_training(
+        self, tokens: dict[str, NDArray], target: NDArray, seed: int
+    ) -> LevyNeuralNet:
+        """``warm_start``: the fitted net trained ``max_epochs`` more epochs on ``tokens``."""
+        # Train a copy (in float32, as in the first fit), so that an interrupted or failed
+        # fit leaves the fitted model as it was.
+        net = copy.deepcopy(self.net_)
+        net.module_.float()
+        with seeded(seed):
+            net.partial_fit(tokens, target, epochs=self.max_epochs)
+        net.module_.double()
+        if self.loss == "mse":
+            net.calibrate(tokens, target)
+        return net
 
     def _tokens(self, X: NDArray) -> dict[str, NDArray]:
         return tokens_from_rows(
@@ -648,6 +743,13 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             Writes ``conformal_`` (a :class:`~levy_sklearn.conformal.ConformalCalibrator`),
             used by ``predict_interval(..., method="conformal")``.
 
+        Raises
+        ------
+        ValueError
+            With fewer than 10 calibration rows (per target), too few for the default
+            coverage 0.9; a higher coverage ``c`` needs ``1 / (1 − c)`` rows, which
+            ``predict_interval`` checks.
+
         Examples
         --------
         >>> import numpy as np
@@ -670,5 +772,14 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
                 f"y_cal has {y_cal.shape[1]} targets but the model was fitted on "
                 f"{self.n_targets_}; pass y_cal shaped like y in fit."
             )
-        self.conformal_ = ConformalCalibrator(mean, std, y_cal)
+        calibrator = ConformalCalibrator(mean, std, y_cal)
+        try:
+            # Fail here, where the rows are given, rather than at the first predict_interval.
+            calibrator.conformalizers(0.9)
+        except ValueError as err:
+            raise ValueError(
+                f"X_cal and y_cal have {len(y_cal)} rows, too few for conformal intervals at "
+                f"the default coverage 0.9: {err}"
+            ) from err
+        self.conformal_ = calibrator
         return self

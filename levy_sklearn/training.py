@@ -24,10 +24,12 @@ from .adapters import take_tokens
 from .network import LevyNet, LevyNetOutput
 
 __all__ = [
+    "BaseLRScheduler",
     "GaussianScore",
     "LevyNeuralNet",
     "LOSSES",
     "NET_PARAMS",
+    "SAMPLE_WEIGHT",
     "check_device",
     "fit_levy_net",
     "make_levy_net",
@@ -60,6 +62,8 @@ NET_PARAMS = (
     "random_state",
     "verbose",
 )
+#: Key of the optional per-row weights in a token dict (see :class:`LevyNeuralNet`).
+SAMPLE_WEIGHT = "sample_weight"
 _SQRT_PI = math.sqrt(math.pi)
 # Re-entrant: predict_moments (seeded) may run inside a seeded training block.
 _RNG_LOCK = threading.RLock()
@@ -76,7 +80,8 @@ def gaussian_crps_torch(mean: Tensor, variance: Tensor, y: Tensor) -> Tensor:
 class GaussianScore(nn.Module):
     """Proper scoring rule on ``(mean, variance)``, averaged over observed targets.
 
-    ``NaN`` targets (unobserved future points of a forecasting window) are left out.
+    ``NaN`` targets (unobserved future points of a forecasting window) are left out. With
+    row weights ``w``, the average is ``Σ w·score / Σ w`` over observed targets.
 
     Parameters
     ----------
@@ -94,6 +99,9 @@ class GaussianScore(nn.Module):
     >>> y = torch.tensor([[0.0, float("nan")], [1.0, -1.0]])  # NaN: not observed, no loss
     >>> round(GaussianScore("nll")(mean, variance, y).item(), 4)  # mean of 3 observed
     1.2523
+    >>> w = torch.tensor([0.0, 1.0])  # row weights: the first row does not count
+    >>> round(GaussianScore("nll")(mean, variance, y, w).item(), 4)
+    1.4189
     """
 
     def __init__(self, loss: str = "crps") -> None:
@@ -102,10 +110,15 @@ class GaussianScore(nn.Module):
             raise ValueError(f"loss={loss!r} must be one of {LOSSES}.")
         self.loss = loss
 
-    def forward(self, mean: Tensor, variance: Tensor, y: Tensor) -> Tensor:
+    def forward(
+        self, mean: Tensor, variance: Tensor, y: Tensor, weight: Tensor | None = None
+    ) -> Tensor:
         y = y.to(mean.dtype).reshape(mean.shape)
         observed = torch.isfinite(y)
         y = torch.where(observed, y, mean.detach())
+        if weight is not None:
+            # Row weights: each observed target's score counts ``weight`` times.
+            observed = observed * weight.to(mean.dtype).reshape(-1, *[1] * (mean.ndim - 1))
         if self.loss == "crps":
             score = gaussian_crps_torch(mean, variance, y)
         elif self.loss in ("nll", "beta_nll"):
@@ -117,11 +130,39 @@ class GaussianScore(nn.Module):
         return (score * observed).sum() / observed.sum().clamp(min=1)
 
 
+class BaseLRScheduler(LRScheduler):
+    """skorch's ``LRScheduler`` that records the base learning rate in the history.
+
+    skorch records the rate of the *first* parameter group, which is the first custom group
+    of ``optimizer__param_groups`` (the front-ends give the Lévy layers' log-scale scalars a
+    larger rate there), so ``verbose`` printed a multiple of ``lr``. skorch puts the group
+    of every other parameter last: that is the one recorded here. Only the record changes;
+    the schedule itself is skorch's.
+
+    Examples
+    --------
+    >>> from levy_sklearn.training import BaseLRScheduler
+    >>> BaseLRScheduler("CosineAnnealingLR", T_max=10).event_name
+    'event_lr'
+    """
+
+    def _record_last_lr(self, net, kind):
+        if self.event_name is None or not hasattr(self.lr_scheduler_, "get_last_lr"):
+            return
+        lr = self.lr_scheduler_.get_last_lr()[-1]
+        if kind == "epoch":
+            net.history.record(self.event_name, lr)
+        else:
+            net.history.record_batch(self.event_name, lr)
+
+
 class LevyNeuralNet(NeuralNet):
     """skorch ``NeuralNet`` around :class:`~levy_sklearn.network.LevyNet`.
 
     Inputs are dicts of padded token arrays (``times``, ``channels``, ``values``, ``mask``,
     ``query_times``, ``query_channels``), targets are ``(n, Q)`` arrays (``NaN`` = unobserved).
+    An optional ``"sample_weight"`` entry of shape ``(n,)`` weights the rows in the loss (see
+    :class:`GaussianScore`) and is not passed to the module.
     The module returns :class:`~levy_sklearn.network.LevyNetOutput`; :meth:`get_loss` scores
     mean and variance together, and :meth:`predict_moments` returns every output, where
     skorch's own ``predict`` would keep only the first. ``variance_scale_`` (1 unless
@@ -167,9 +208,19 @@ class LevyNeuralNet(NeuralNet):
             raise KeyboardInterrupt("Training was interrupted.")
         return self
 
+    def infer(self, x, **fit_params):
+        # Row weights travel with the tokens (so that skorch batches and splits them alike)
+        # but are the loss's business, not the module's.
+        if isinstance(x, Mapping) and SAMPLE_WEIGHT in x:
+            x = {k: v for k, v in x.items() if k != SAMPLE_WEIGHT}
+        return super().infer(x, **fit_params)
+
     def get_loss(self, y_pred, y_true, X=None, training=False):
         mean, variance = y_pred[:2]
-        return self.criterion_(mean, variance, y_true)
+        weight = X.get(SAMPLE_WEIGHT) if isinstance(X, Mapping) else None
+        if weight is not None:
+            weight = torch.as_tensor(weight, device=mean.device)
+        return self.criterion_(mean, variance, y_true, weight)
 
     def predict_moments(self, X: Mapping[str, np.ndarray]) -> LevyNetOutput:
         """Every output of the module for every query, as float64 numpy arrays.
@@ -482,7 +533,7 @@ def make_levy_net(
     (2, 'crps', False)
     """
     callbacks: list[tuple[str, Any]] = [
-        ("lr_schedule", LRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
+        ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
     ]
     split = None
     if validation_fraction > 0:

@@ -1,0 +1,161 @@
+"""LevyForecaster: output types, time zones, the calibrated distribution and the uncertainty
+breakdown (issue 14)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy.stats import norm
+from sktime.datasets import load_airline
+from sktime.forecasting.naive import NaiveForecaster
+
+from levy_sklearn.forecaster import LevyForecaster
+
+torch.set_num_threads(1)
+
+TINY = {**LevyForecaster.get_test_params()[0], "random_state": 0}
+
+
+def hourly(n=48, tz=None):
+    index = pd.date_range("2021-01-01", periods=n, freq="h", tz=tz)
+    return pd.Series(np.sin(np.arange(n) / 3.0) + 10.0, index=index, name="y")
+
+
+@pytest.mark.filterwarnings("ignore:The default of config:FutureWarning")  # sktime's, on Naive
+def test_update_predict_single_keeps_a_series_a_series_like_naive():
+    y = hourly(60)
+    for forecaster in (NaiveForecaster(), LevyForecaster(**TINY)):
+        forecaster.fit(y[:48])
+        out = forecaster.update_predict_single(y[48:50], fh=[1, 2])
+        assert isinstance(out, pd.Series), type(forecaster).__name__
+        assert isinstance(forecaster.predict(fh=[1]), pd.Series)
+        assert isinstance(forecaster.predict_interval(fh=[1]), pd.DataFrame)
+    assert forecaster.cutoff[0] == y.index[49]
+
+
+def test_update_predict_single_equals_update_then_predict():
+    y = hourly(60)
+    a = LevyForecaster(**TINY).fit(y[:48])
+    b = LevyForecaster(**TINY).fit(y[:48])
+    pd.testing.assert_series_equal(
+        a.update_predict_single(y[48:52], fh=[1, 2, 3]), b.update(y[48:52]).predict([1, 2, 3])
+    )
+
+
+def test_tz_naive_fh_on_tz_aware_series_asks_to_localise():
+    y = hourly(48, tz="US/Eastern")  # ends 2021-01-02 23:00-05:00
+    forecaster = LevyForecaster(**TINY).fit(y)
+    with pytest.raises(ValueError, match=r"tz-naive .* US/Eastern.*tz_localize\('US/Eastern'\)"):
+        forecaster.predict(pd.DatetimeIndex(["2021-01-03 01:00"]))
+    # The same instant in any zone is one forecast, labelled in the series' zone.
+    eastern = forecaster.predict(pd.DatetimeIndex(["2021-01-03 01:00"], tz="US/Eastern"))
+    utc = forecaster.predict(pd.DatetimeIndex(["2021-01-03 06:00"], tz="UTC"))
+    pd.testing.assert_series_equal(eastern, utc)
+    assert str(eastern.index.tz) == "US/Eastern"
+    assert eastern.index[0] == pd.Timestamp("2021-01-03 01:00", tz="US/Eastern")
+    # Relative steps need no zone.
+    steps = forecaster.predict(fh=[2])
+    np.testing.assert_array_equal(steps.to_numpy(), eastern.to_numpy())
+
+
+def test_tz_aware_fh_on_naive_series_is_refused():
+    forecaster = LevyForecaster(**TINY).fit(hourly(48))
+    with pytest.raises(ValueError, match=r"time zone UTC but y is tz-naive"):
+        forecaster.predict(pd.DatetimeIndex(["2021-01-03 01:00"], tz="UTC"))
+
+
+@pytest.fixture(scope="module")
+def calibrated():
+    y = load_airline()
+    params = {**TINY, "calibration_fraction": 0.3, "max_epochs": 3}
+    return y, LevyForecaster(**params).fit(y)
+
+
+@pytest.mark.parametrize("calibration_fraction", [0.0, 0.3])
+def test_predict_proba_is_the_one_normal_behind_every_output(calibration_fraction):
+    f = LevyForecaster(**{**TINY, "calibration_fraction": calibration_fraction}).fit(
+        load_airline()
+    )
+    fh = [1, 2, 5]
+    mean, var = f.predict(fh), f.predict_var(fh)
+    dist = f.predict_proba(fh)
+    np.testing.assert_allclose(dist.mean().to_numpy().ravel(), mean.to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(dist.var().to_numpy(), var.to_numpy(), rtol=1e-12)
+    alpha = [0.05, 0.25, 0.5, 0.9]
+    q = f.predict_quantiles(fh, alpha=alpha)
+    np.testing.assert_allclose(dist.quantile(alpha).to_numpy(), q.to_numpy(), rtol=1e-10)
+    # scipy as the independent reference for quantiles and intervals.
+    sd = np.sqrt(var.to_numpy().ravel())
+    for a in alpha:
+        ref = norm.ppf(a, loc=mean.to_numpy(), scale=sd)
+        np.testing.assert_allclose(q.xs(a, axis=1, level=1).to_numpy().ravel(), ref, rtol=1e-10)
+    iv = f.predict_interval(fh, coverage=0.8)
+    np.testing.assert_allclose(iv.to_numpy()[:, 1], mean + norm.ppf(0.9) * sd, rtol=1e-10)
+
+
+def test_conformal_calibration_rescales_sigma_so_the_90_interval_is_mapies(calibrated):
+    y, f = calibrated
+    assert f.calibrator_ is not None and f.sigma_scale_.shape == (1,)
+    fh = [1, 2, 3]
+    _, mean, model_var = f._forecast_moments(f._check_fh(fh))
+    # MAPIE's conformal interval around the model's own σ is the 90% interval of every output.
+    lower, upper = f.calibrator_.interval(mean, np.sqrt(model_var), 0.9)
+    iv = f.predict_interval(fh, coverage=0.9)
+    np.testing.assert_allclose(iv.to_numpy(), np.column_stack([lower, upper]), rtol=1e-9)
+    q = f.predict_quantiles(fh, alpha=[0.05, 0.95])
+    np.testing.assert_allclose(q.to_numpy(), np.column_stack([lower, upper]), rtol=1e-9)
+    np.testing.assert_allclose(
+        f.predict_var(fh).to_numpy(), model_var * f.sigma_scale_**2, rtol=1e-12
+    )
+    dist = f.predict_proba(fh)
+    np.testing.assert_allclose(dist.quantile([0.95]).to_numpy(), upper, rtol=1e-9)
+
+
+def test_too_few_calibration_windows_warn_and_keep_the_model_sigma():
+    y = hourly(40)
+    params = {**TINY, "calibration_fraction": 0.05, "windows_per_series": 24}
+    with pytest.warns(UserWarning, match="calibration"):
+        f = LevyForecaster(**params).fit(y)
+    assert f.calibrator_ is None
+    np.testing.assert_array_equal(f.sigma_scale_, [1.0])
+
+
+def test_predict_uncertainty_breaks_down_predict_and_predict_var(calibrated):
+    y, f = calibrated
+    fh = [1, 3, 24]  # 24: beyond max_horizon, where σ is floored
+    u = f.predict_uncertainty(fh)
+    mean, var = f.predict(fh), f.predict_var(fh)
+    np.testing.assert_array_equal(u.mean.to_numpy().ravel(), mean.to_numpy())
+    np.testing.assert_array_equal(u.std.to_numpy(), np.sqrt(var.to_numpy()))
+    for frame in u.values():
+        pd.testing.assert_index_equal(frame.index, var.index)
+    n_heads = f.n_heads
+    assert u.evidence_per_head.shape == (3, n_heads)
+    np.testing.assert_allclose(u.evidence, u.evidence_per_head.T.groupby(level=0).sum().T)
+    np.testing.assert_allclose(u.disagreement, u.disagreement_per_head.T.groupby(level=0).sum().T)
+    assert (u.evidence.to_numpy() > 0).all() and (u.disagreement.to_numpy() >= 0).all()
+
+
+def test_predict_uncertainty_units_and_panel_shape():
+    y = load_airline()
+    a = LevyForecaster(**TINY).fit(y)
+    b = LevyForecaster(**TINY).fit(y * 1e3)
+    ua, ub = a.predict_uncertainty([1, 2]), b.predict_uncertainty([1, 2])
+    # Evidence counts points (unitless), disagreement is in squared data units.
+    np.testing.assert_allclose(ub.evidence, ua.evidence, rtol=1e-6)
+    np.testing.assert_allclose(ub.disagreement, 1e6 * ua.disagreement.to_numpy(), rtol=1e-5)
+    np.testing.assert_allclose(ub.std, 1e3 * ua.std.to_numpy(), rtol=1e-6)
+
+    frames = {k: y.iloc[: 100 + 10 * k].to_frame("passengers") for k in range(2)}
+    panel = pd.concat(frames, names=["unit", "time"])
+    f = LevyForecaster(**TINY).fit(panel)
+    u = f.predict_uncertainty([1, 2])
+    pd.testing.assert_index_equal(u.evidence.index, f.predict_var([1, 2]).index)
+    assert list(u.evidence.columns) == ["passengers"]
+
+
+def test_softmax_forecaster_has_no_evidence_or_disagreement():
+    f = LevyForecaster(**{**TINY, "attention": "softmax"}).fit(load_airline())
+    u = f.predict_uncertainty([1, 2])
+    assert (u.evidence.to_numpy() == 0).all() and (u.disagreement.to_numpy() == 0).all()
+    assert (u.std.to_numpy() > 0).all()

@@ -1,0 +1,194 @@
+"""LevyAttentionRegressor: fit options and messages of issue 14 (float32 targets, the
+reported learning rate, small calibration sets, sample weights, warm starts)."""
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.validation import has_fit_parameter
+
+from levy_sklearn.regressor import LevyAttentionRegressor
+from levy_sklearn.training import LevyNeuralNet, seeded
+
+torch.set_num_threads(1)
+
+TINY = {"d_model": 8, "n_heads": 2, "max_epochs": 3, "random_state": 0}
+
+
+def table(n=80, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    return X, X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
+
+
+def test_float32_targets_fit_without_overflow_warning_and_like_float64():
+    X, y = table()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        reg32 = LevyAttentionRegressor(**TINY).fit(X, y.astype(np.float32))
+    reg64 = LevyAttentionRegressor(**TINY).fit(X, y.astype(np.float32).astype(np.float64))
+    np.testing.assert_array_equal(reg32.predict(X), reg64.predict(X))
+
+
+def test_verbose_reports_the_set_learning_rate_not_the_log_parameters_rate(capsys):
+    X, y = table()
+    reg = LevyAttentionRegressor(**{**TINY, "lr": 5e-3, "verbose": 1}).fit(X, y)
+    recorded = reg.net_.history[:, "event_lr"]
+    # The cosine schedule starts at lr: epoch 1 reports the set rate itself.
+    assert recorded[0] == pytest.approx(5e-3)
+    assert max(recorded) == pytest.approx(5e-3)
+    assert "0.0050" in capsys.readouterr().out
+    # The log-scale scalars still train at their own (10x) rate: only the report changed.
+    rates = sorted(group["initial_lr"] for group in reg.net_.optimizer_.param_groups)
+    assert rates == pytest.approx([5e-3, 5e-2])
+
+
+def test_conformalize_rejects_too_few_rows_at_once():
+    X, y = table(120)
+    reg = LevyAttentionRegressor(**TINY).fit(X[:80], y[:80])
+    with pytest.raises(ValueError, match=r"5 rows, too few .* at least 10 calibration rows"):
+        reg.conformalize(X[80:85], y[80:85])
+    assert not hasattr(reg, "conformal_")
+    reg.conformalize(X[80:100], y[80:100])  # 20 rows: 0.9 and 0.95 are reachable
+    assert reg.predict_interval(X[:3], coverage=0.95, method="conformal").shape == (3, 2)
+    with pytest.raises(ValueError, match=r"coverage=0.99 needs at least 100 .* has 20"):
+        reg.predict_interval(X[:3], coverage=0.99, method="conformal")
+
+
+# ---------------------------------------------------------------- sample_weight
+
+
+def test_sample_weight_is_a_fit_parameter():
+    assert has_fit_parameter(LevyAttentionRegressor(), "sample_weight")
+
+
+def test_zero_weight_is_removing_the_row_and_equal_weights_are_none():
+    X, y = table(90)
+    w = np.r_[np.ones(60), np.zeros(30)]
+    subset = LevyAttentionRegressor(**TINY).fit(X[:60], y[:60]).predict(X)
+    weighted = LevyAttentionRegressor(**TINY).fit(X, y, sample_weight=w).predict(X)
+    np.testing.assert_array_equal(weighted, subset)
+    plain = LevyAttentionRegressor(**TINY).fit(X, y).predict(X)
+    twos = LevyAttentionRegressor(**TINY).fit(X, y, sample_weight=2 * np.ones(90)).predict(X)
+    np.testing.assert_array_equal(twos, plain)
+
+
+def test_weights_pull_the_fit_toward_the_weighted_least_squares_line():
+    # Half the rows say y = x, half y = -x; weighting the second half 3:1 moves the
+    # mean-square fit to the weighted least-squares slope (numpy's as the reference).
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, size=400)
+    y = np.r_[x[:200], -x[200:]] + 0.05 * rng.normal(size=400)
+    w = np.r_[np.ones(200), 3 * np.ones(200)]
+    slope, intercept = np.polyfit(x, y, 1, w=np.sqrt(w))  # polyfit squares its weights
+    params = {**TINY, "loss": "mse", "max_epochs": 30, "observation_dropout": 0.0}
+    reg = LevyAttentionRegressor(**params).fit(x[:, None], y, sample_weight=w)
+    grid = np.array([[-0.8], [0.0], [0.8]])
+    np.testing.assert_allclose(reg.predict(grid), intercept + slope * grid[:, 0], atol=0.12)
+    unweighted = LevyAttentionRegressor(**params).fit(x[:, None], y).predict(grid)
+    assert abs(unweighted[2] - unweighted[0]) < 0.25  # no weights: slope near 0
+
+
+def test_sample_weight_passes_through_pipeline_and_grid_search():
+    X, y = table(90)
+    w = np.r_[np.ones(60), np.zeros(30)]
+    expected = LevyAttentionRegressor(**TINY).fit(X[:60], y[:60]).predict(X[:60])
+    pipe = make_pipeline(FunctionTransformer(), LevyAttentionRegressor(**TINY))
+    pipe.fit(X, y, levyattentionregressor__sample_weight=w)
+    np.testing.assert_array_equal(pipe.predict(X[:60]), expected)
+    grid = GridSearchCV(LevyAttentionRegressor(**TINY), {"lr": [5e-3]}, cv=2)
+    grid.fit(X, y, sample_weight=w)  # the refit on every row gets the weights too
+    np.testing.assert_array_equal(grid.predict(X[:60]), expected)
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        (-np.ones(80), "Negative values"),
+        (np.ones(79), "sample_weight.shape"),
+        (np.zeros(80), "non-zero"),
+    ],
+)
+def test_bad_sample_weight_is_refused(weights, message):
+    X, y = table()
+    with pytest.raises(ValueError, match=message):
+        LevyAttentionRegressor(**TINY).fit(X, y, sample_weight=weights)
+
+
+# ---------------------------------------------------------------- warm_start
+
+
+def test_warm_start_continues_from_the_fitted_net_on_new_rows():
+    X, y = table(160)
+    params = {**TINY, "warm_start": True, "observation_dropout": 0.0}
+    reg = LevyAttentionRegressor(**params).fit(X[:80], y[:80])
+    first = copy.deepcopy(reg)
+    reg.conformalize(X[120:], y[120:])
+    reg.fit(X[80:120], y[80:120])
+    # Standardisation of the first fit kept, conformal calibration dropped, weights moved on.
+    np.testing.assert_array_equal(reg.x_mean_, first.x_mean_)
+    np.testing.assert_array_equal(reg.y_scale_, first.y_scale_)
+    assert not hasattr(reg, "conformal_")
+    assert len(reg.net_.history) == 2 * TINY["max_epochs"]
+    assert not np.array_equal(reg.predict(X), first.predict(X))
+    # Reference: skorch's own partial_fit of the first fit's net (weights and optimiser
+    # state carried over), on the new rows standardised as in the first fit.
+    net = copy.deepcopy(first.net_)
+    net.module_.float()
+    target = ((y[80:120, None] - first.y_mean_) / first.y_scale_).astype(np.float32)
+    with seeded(int(np.random.RandomState(0).randint(np.iinfo(np.int32).max))):
+        net.partial_fit(first._tokens(X[80:120]), target)
+    net.module_.double()
+    tokens = first._tokens(X)
+    np.testing.assert_array_equal(
+        reg.net_.predict_moments(tokens).mean, net.predict_moments(tokens).mean
+    )
+
+
+def test_warm_start_false_starts_afresh_and_warm_fits_are_reproducible():
+    X, y = table(120)
+    fresh = LevyAttentionRegressor(**TINY).fit(X[:60], y[:60])
+    again = LevyAttentionRegressor(**TINY).fit(X, y).fit(X[:60], y[:60])
+    np.testing.assert_array_equal(again.predict(X), fresh.predict(X))
+    runs = [
+        LevyAttentionRegressor(**{**TINY, "warm_start": True})
+        .fit(X[:60], y[:60])
+        .fit(X[60:], y[60:])
+        .predict(X)
+        for _ in range(2)
+    ]
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_interrupted_warm_fit_leaves_the_fitted_model_as_it_was(monkeypatch):
+    X, y = table(120)
+    reg = LevyAttentionRegressor(**{**TINY, "warm_start": True}).fit(X[:60], y[:60])
+    before = reg.predict(X, return_std=True)
+    original = LevyNeuralNet.train_step
+
+    def train_step(self, *args, **kwargs):
+        raise KeyboardInterrupt  # as Ctrl-C in the first step would
+
+    monkeypatch.setattr(LevyNeuralNet, "train_step", train_step)
+    with pytest.raises(KeyboardInterrupt):
+        reg.fit(X[60:], y[60:])
+    monkeypatch.setattr(LevyNeuralNet, "train_step", original)
+    after = reg.predict(X, return_std=True)
+    np.testing.assert_array_equal(after[0], before[0])
+    np.testing.assert_array_equal(after[1], before[1])
+
+
+def test_warm_start_with_other_columns_or_targets_is_refused():
+    X, y = table(80)
+    reg = LevyAttentionRegressor(**{**TINY, "warm_start": True}).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        reg.fit(X[:, :2], y)
+    with pytest.raises(ValueError, match="2 targets .* fitted on 1"):
+        reg.fit(X, np.column_stack([y, y]))
+    with pytest.raises(ValueError, match="warm_start='yes' must be True or False"):
+        LevyAttentionRegressor(warm_start="yes").fit(X, y)
