@@ -246,7 +246,7 @@ class LevyNeuralNet(NeuralNet):
         >>> tokens = tokens_from_rows(X[:4])
         >>> out = net.predict_moments(tokens)
         >>> out.mean.shape, out.evidence.shape, out.mean.dtype
-        ((4, 1), (4, 1, 8), dtype('float64'))
+        ((4, 1), (4, 1, 4), dtype('float64'))
         """
         # DataLoader iteration draws a seed from torch's global RNG; isolate it so that
         # predicting never changes the caller's random stream.
