@@ -47,6 +47,8 @@ _MIN_VALIDATION_ROWS = 5
 _INTERVAL_METHODS = ("gaussian", "conformal")
 # Learning-rate multiplier for the log-scale scalars of the Lévy layers (see fit).
 _LOG_PARAM_LR = 10.0
+# Integer sample weights up to this many times the row count are applied by repeating rows.
+_MAX_REPEAT = 10
 # Rows tokenised and predicted at a time (see _moments).
 _PREDICT_CHUNK = 16_384
 
@@ -387,8 +389,9 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             Non-negative row weights: each row's loss (and its share of the standardisation
             of ``X`` and ``y``) counts in proportion to its weight. Rows of weight 0 are
             left out entirely; equal weights are the same as none. ``None`` weighs rows
-            equally. Mini-batch training makes a weight of ``k`` close to, not identical
-            with, ``k`` copies of the row.
+            equally. Integer weights (summing to at most 10 times the number of rows) repeat
+            rows, so a weight of ``k`` is exactly ``k`` copies of the row; other weights
+            weigh each row's loss, which mini-batch training matches only on average.
 
         Returns
         -------
@@ -487,9 +490,22 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             )
             keep = weights > 0
             X, y, weights = X[keep], y[keep], weights[keep]
-            # Only ratios matter: equal weights take the unweighted path (bitwise the same
-            # fit), others are scaled to mean 1, the weight of an all-hidden prior row.
-            weights = None if np.all(weights == weights[0]) else weights / weights.mean()
+            counts = weights.astype(np.int64)
+            if np.all(weights == weights[0]):
+                weights = None  # only ratios matter: the unweighted fit, bitwise
+            elif np.all(counts == weights) and counts.sum() <= _MAX_REPEAT * len(counts):
+                # Integer weights are frequency weights: repeating the rows makes a weight
+                # of k exactly k copies (the loss over mini-batches and every random draw
+                # see the same rows), which a weighted loss can only match in expectation.
+                X, y, weights = np.repeat(X, counts, axis=0), np.repeat(y, counts, axis=0), None
+            else:
+                weights = weights / weights.mean()
+        # Train on the rows in one canonical order, so that the fit does not depend on the
+        # order they came in (nor, with integer weights, on weights versus repeated rows).
+        order = np.lexsort(np.column_stack([np.nan_to_num(X, nan=np.inf), y]).T[::-1])
+        X, y = X[order], y[order]
+        if weights is not None:
+            weights = weights[order]
         if reset:
             self._y_1d = y.ndim == 1
         Y = y.reshape(len(y), -1)

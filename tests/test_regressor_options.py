@@ -125,6 +125,10 @@ def test_bad_sample_weight_is_refused(weights, message):
 
 def test_warm_start_continues_from_the_fitted_net_on_new_rows():
     X, y = table(160)
+    # fit trains on rows in a canonical order (sorted); give the new rows in that order, so
+    # that skorch's partial_fit below sees them as fit does.
+    new = 80 + np.lexsort(np.column_stack([X[80:120], y[80:120]]).T[::-1])
+    X[80:120], y[80:120] = X[new], y[new]
     params = {**TINY, "warm_start": True, "observation_dropout": 0.0}
     reg = LevyAttentionRegressor(**params).fit(X[:80], y[:80])
     first = copy.deepcopy(reg)
@@ -192,3 +196,17 @@ def test_warm_start_with_other_columns_or_targets_is_refused():
         reg.fit(X, np.column_stack([y, y]))
     with pytest.raises(ValueError, match="warm_start='yes' must be True or False"):
         LevyAttentionRegressor(warm_start="yes").fit(X, y)
+
+
+def test_fit_does_not_depend_on_row_order_and_integer_weights_are_copies():
+    X, y = table(60)
+    X[::7, 1] = np.nan
+    ref = LevyAttentionRegressor(**TINY).fit(X, y).predict(X, return_std=True)
+    perm = np.random.default_rng(1).permutation(len(X))
+    shuffled = LevyAttentionRegressor(**TINY).fit(X[perm], y[perm]).predict(X, return_std=True)
+    for a, b in zip(ref, shuffled, strict=True):
+        np.testing.assert_array_equal(a, b)
+    counts = np.random.default_rng(2).integers(0, 4, size=len(X))
+    weighted = LevyAttentionRegressor(**TINY).fit(X, y, sample_weight=counts)
+    repeated = LevyAttentionRegressor(**TINY).fit(np.repeat(X, counts, 0), np.repeat(y, counts))
+    np.testing.assert_array_equal(weighted.predict(X), repeated.predict(X))
