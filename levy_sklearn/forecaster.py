@@ -58,15 +58,28 @@ _PRETRAINED = [
 ]
 
 
-def _instances(y: pd.DataFrame) -> list[tuple[Hashable, pd.DataFrame]]:
+def _instance_key(key: Hashable) -> tuple:
+    """An instance key as a tuple of its index values, one per instance level.
+
+    ``groupby(level=[0])`` yields scalar keys on pandas 2.x and 1-tuples on pandas 3, and a
+    string key would be unpacked letter by letter by ``(*key, t)``; every key is a tuple here,
+    so that the output index, ``update`` and error messages never depend on the version.
+    """
+    return key if isinstance(key, tuple) else (key,)
+
+
+def _instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
     """Split a Series/Panel/Hierarchical frame into ``(instance key, time-indexed frame)``,
-    refusing what sktime's checks let through but would corrupt a forecast."""
+    refusing what sktime's checks let through but would corrupt a forecast.
+
+    The key is ``None`` for a single series and a tuple with one value per instance level of
+    a panel or hierarchy (see :func:`_instance_key`)."""
     if not isinstance(y.index, pd.MultiIndex):
         series = [(None, y.sort_index())]
     else:
         levels = list(range(y.index.nlevels - 1))
         series = [
-            (key, frame.droplevel(levels).sort_index())
+            (_instance_key(key), frame.droplevel(levels).sort_index())
             for key, frame in y.groupby(level=levels, sort=False)
         ]
     for key, frame in series:
