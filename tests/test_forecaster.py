@@ -235,6 +235,7 @@ def expected_rows(y, times):
 
 # Instance keys come from groupby(level=[...]), whose keys are scalars on pandas 2.x for one
 # instance level and 1-tuples on pandas 3; string keys ("h0_0") were unpacked letter by letter.
+@pytest.mark.filterwarnings("error:Creating a Groupby object:FutureWarning")  # pandas 2.x
 @pytest.mark.parametrize(
     "levels, min_len",
     [((3,), 20), ((2, 2), 20), ((3,), 12)],
