@@ -10,7 +10,9 @@ PYTEST_ARGS ?=
 
 .PHONY: install demo test lint docs benchmarks benchmarks-full clean
 
-$(VENV)/.installed: pyproject.toml
+# PIP_CONSTRAINT (read by pip from the environment) pins versions, e.g. the oldest supported
+# ones: `PIP_CONSTRAINT=$PWD/ci/min-constraints.txt make test VENV=.venv-min` (see .ci/run).
+$(VENV)/.installed: pyproject.toml $(PIP_CONSTRAINT)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(TORCH_SPEC)

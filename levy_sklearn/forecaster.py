@@ -63,17 +63,26 @@ _PRETRAINED = [
 ]
 
 
-def _instances(y: pd.DataFrame) -> list[tuple[Hashable, pd.DataFrame]]:
+def _instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
     """Split a Series/Panel/Hierarchical frame into ``(instance key, time-indexed frame)``,
-    refusing what sktime's checks let through but would corrupt a forecast."""
+    refusing what sktime's checks let through but would corrupt a forecast.
+
+    The key is ``None`` for a single series and otherwise always a tuple with one value per
+    instance level, whatever the pandas version: ``groupby(level=[0])`` yields scalar keys on
+    pandas 2.x (with a FutureWarning) and 1-tuples on pandas 3, and ``(*key, t)`` unpacked a
+    scalar string key letter by letter. Here one instance level is grouped by a scalar level
+    (scalar keys on every version) and wrapped, several by a list (tuple keys on every
+    version); the output index, ``update`` and error messages all use these keys.
+    """
     if not isinstance(y.index, pd.MultiIndex):
         series = [(None, y.sort_index())]
     else:
         levels = list(range(y.index.nlevels - 1))
-        series = [
-            (key, frame.droplevel(levels).sort_index())
-            for key, frame in y.groupby(level=levels, sort=False)
-        ]
+        if len(levels) == 1:
+            groups = (((key,), frame) for key, frame in y.groupby(level=0, sort=False))
+        else:
+            groups = ((tuple(key), frame) for key, frame in y.groupby(level=levels, sort=False))
+        series = [(key, frame.droplevel(levels).sort_index()) for key, frame in groups]
     for key, frame in series:
         where = "y" if key is None else f"series {key!r} of y"
         if frame.index.has_duplicates:

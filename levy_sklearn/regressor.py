@@ -489,6 +489,11 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
                 sample_weight, X, dtype=np.float64, ensure_non_negative=True
             )
             keep = weights > 0
+            if not keep.any():  # scikit-learn < 1.7 lets all-zero weights through
+                raise ValueError(
+                    "sample_weight must contain at least one non-zero weight: a fit needs "
+                    "rows that count."
+                )
             X, y, weights = X[keep], y[keep], weights[keep]
             counts = weights.astype(np.int64)
             if np.all(weights == weights[0]):

@@ -18,6 +18,7 @@ from sktime.performance_metrics.forecasting.probabilistic import (
     PinballLoss,
 )
 from sktime.split import ExpandingWindowSplitter
+from sktime.utils._testing.hierarchical import _make_hierarchical
 
 from levy_sklearn.forecaster import LevyForecaster
 
@@ -218,6 +219,57 @@ def test_panel_trains_one_global_model_and_beats_naive():
     theirs = (naive - test).abs().to_numpy().mean()
     assert ours < 0.7 * theirs
     assert len(f.net_.history) == FAST["max_epochs"]  # one network, trained once
+
+
+def instance_tuples(y):
+    """The instances of the panel/hierarchy ``y`` in order of appearance, as tuples, read from
+    ``y``'s own index rather than from any groupby key."""
+    return [k if isinstance(k, tuple) else (k,) for k in y.index.droplevel(-1).unique()]
+
+
+def expected_rows(y, times):
+    """Every instance of ``y`` at each of ``times``."""
+    rows = [(*k, t) for k in instance_tuples(y) for t in times]
+    return pd.MultiIndex.from_tuples(rows, names=y.index.names)
+
+
+# Instance keys come from groupby(level=[...]), whose keys are scalars on pandas 2.x for one
+# instance level and 1-tuples on pandas 3; string keys ("h0_0") were unpacked letter by letter.
+@pytest.mark.filterwarnings("error:Creating a Groupby object:FutureWarning")  # pandas 2.x
+@pytest.mark.parametrize(
+    "levels, min_len",
+    [((3,), 20), ((2, 2), 20), ((3,), 12)],
+    ids=["single-level-panel", "two-level-hierarchy", "unequal-length-panel"],
+)
+def test_panels_and_hierarchies_keep_their_instance_keys(levels, min_len):
+    y = _make_hierarchical(
+        hierarchy_levels=levels,
+        min_timepoints=min_len,
+        max_timepoints=20,
+        same_cutoff=min_len == 20,
+        random_state=0,
+    )
+    f = LevyForecaster(context_length=8, max_horizon=3, **{**FAST, "max_epochs": 2})
+    f.fit(y)
+    cutoff = y.index.get_level_values(-1).max()
+    times = pd.DatetimeIndex([cutoff + pd.Timedelta(days=d) for d in (1, 2)])
+    rows = expected_rows(y, times)
+    pred = f.predict([1, 2])
+    pd.testing.assert_index_equal(pred.index, rows, check_exact=True)
+    assert np.isfinite(pred.to_numpy()).all()
+    pd.testing.assert_index_equal(f.predict_var([1, 2]).index, rows)
+    assert f.predict_interval([1, 2], coverage=0.9).index.equals(rows)
+    assert f.predict_quantiles([1, 2], alpha=[0.1, 0.9]).index.equals(rows)
+
+    # update matches its instances to the fitted ones (no new keys, no duplicated rows).
+    nxt = cutoff + pd.Timedelta(days=1)
+    new = pd.DataFrame({"c0": 1.0}, index=expected_rows(y, [nxt]))
+    f.update(new, update_params=False)
+    assert len(f._series) == len(instance_tuples(y))
+    later = pd.DatetimeIndex([nxt + pd.Timedelta(days=1)])  # timestamps: the update left gaps
+    assert f.predict(ForecastingHorizon(later, is_relative=False)).index.equals(
+        expected_rows(y, later)
+    )
 
 
 def test_pretrain_then_fit_forecasts_an_unseen_series():
