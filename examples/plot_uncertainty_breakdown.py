@@ -83,7 +83,9 @@ ax.set_title("Uncertainty breakdown (test rows)")
 
 counts = [k for k in range(11) if (n_observed == k).any()]
 ax_obs.boxplot([why.evidence[n_observed == k] for k in counts], positions=counts, widths=0.6)
-ax_obs.set_yscale("log")
+positive = why.evidence[why.evidence > 0]
+# A row with nothing observed has evidence 0 exactly: symmetric-log keeps it on the axis.
+ax_obs.set_yscale("symlog", linthresh=float(positive.min()) if positive.size else 1.0)
 ax_obs.set_xlabel("observed features in the row (of 10)")
 ax_obs.set_ylabel("evidence Λ")
 ax_obs.set_title("Evidence grows with what was observed")

@@ -295,7 +295,9 @@ def plot_uncertainty_breakdown(
     Parameters
     ----------
     evidence : array-like
-        Evidence per sample, strictly positive (drawn on a log axis).
+        Evidence per sample, non-negative, drawn on a log axis; where some sample has
+        evidence 0 (nothing observed), the axis is symmetric-log, linear below the smallest
+        positive evidence, so those samples stand at its left edge.
     disagreement : array-like
         Disagreement per sample, same shape as ``evidence``.
     errors : array-like, optional
@@ -314,7 +316,7 @@ def plot_uncertainty_breakdown(
     ImportError
         If matplotlib is not installed.
     ValueError
-        On NaN/infinite input, shapes that differ, or non-positive evidence.
+        On NaN/infinite input, shapes that differ, or negative evidence.
 
     Examples
     --------
@@ -334,8 +336,8 @@ def plot_uncertainty_breakdown(
     lam = _as_finite(evidence, "evidence")
     spread = _as_finite(disagreement, "disagreement")
     _check_same_shape(lam, spread, "evidence", "disagreement")
-    if np.any(lam <= 0):
-        raise ValueError("evidence must be strictly positive (it is drawn on a log axis).")
+    if np.any(lam < 0):
+        raise ValueError("evidence must be non-negative (it is an expected count of points).")
     colour = None
     if errors is not None:
         err = _as_finite(errors, "errors")
@@ -349,7 +351,11 @@ def plot_uncertainty_breakdown(
     else:
         points = ax.scatter(lam, spread, c=colour, cmap="viridis", s=12, alpha=0.8)
         ax.figure.colorbar(points, ax=ax, label="|error|")
-    ax.set_xscale("log")
+    positive = lam[lam > 0]
+    if positive.size == lam.size:
+        ax.set_xscale("log")
+    else:  # Λ = 0 (nothing observed) has no place on a log axis
+        ax.set_xscale("symlog", linthresh=float(positive.min()) if positive.size else 1.0)
     ax.set_xlabel("evidence Λ")
     ax.set_ylabel("disagreement")
     return ax

@@ -192,9 +192,17 @@ def test_uncertainty_breakdown_without_errors():
     assert len(ax.figure.axes) == 1
 
 
+def test_uncertainty_breakdown_draws_zero_evidence_at_the_left_edge():
+    # A sample with nothing observed has evidence 0: a symmetric-log axis keeps it on the plot.
+    ax = plot_uncertainty_breakdown([0.0, 0.1, 10.0], [0.5, 0.2, 0.1])
+    assert ax.get_xscale() == "symlog"
+    (points,) = ax.collections
+    assert points.get_offsets()[:, 0].tolist() == [0.0, 0.1, 10.0]
+
+
 def test_uncertainty_breakdown_bad_input():
-    with pytest.raises(ValueError, match="strictly positive"):
-        plot_uncertainty_breakdown([0.0, 1.0], [0.5, 0.2])
+    with pytest.raises(ValueError, match="non-negative"):
+        plot_uncertainty_breakdown([-1.0, 1.0], [0.5, 0.2])
     with pytest.raises(ValueError, match="same shape"):
         plot_uncertainty_breakdown([1.0, 2.0], [0.5, 0.2, 0.1])
     with pytest.raises(ValueError, match="errors contains NaN"):
