@@ -197,7 +197,9 @@ class LevyMoments(NamedTuple):
         prior_gap = (self.mu - self.prior_mean).pow(2).sum(-1)
         prior_spread = self.prior_var.expand_as(self.mu).sum(-1)
         p0 = self.p0
-        return psi(self.evidence) * self.disagreement + p0 * prior_spread + p0 * (1 - p0) * prior_gap
+        return (
+            psi(self.evidence) * self.disagreement + p0 * prior_spread + p0 * (1 - p0) * prior_gap
+        )
 
 
 def _split_heads(x: Tensor, num_heads: int) -> Tensor:
@@ -243,7 +245,7 @@ class LevyAttention(nn.Module):
     Each head carries an independent Poisson random measure over (time × key); its expectation
     is the softmax of ``β·cos(q, k) + log w`` over keys, so the layer is a drop-in for softmax
     attention, and its variance follows in closed form from the evidence ``Λ`` and the
-    disagreement of the attended values (see ``DESIGN.md`` §2).
+    disagreement of the attended values (see :doc:`/user_guide/levy_attention`).
 
     Parameters
     ----------

@@ -6,9 +6,10 @@ and the observations in a horizon span after it. Time is measured in a character
 (the median spacing) relative to the window's cutoff, values are standardised per channel and
 then normalised by the window's own context (RevIN style), and one deterministic forward pass
 of :class:`~levy_sklearn.network.LevyNet` returns the predictive mean and the closed-form
-variance of every query (see ``DESIGN.md`` §2-§4). The windowing lives in
-:mod:`levy_sklearn.adapters`, the training loop in :mod:`levy_sklearn.training`, conformal
-calibration in :mod:`levy_sklearn.conformal`.
+variance of every query (see the user guide, :doc:`/user_guide/levy_attention` and
+:doc:`/user_guide/irregular_time`). The windowing lives in :mod:`levy_sklearn.windows`, the
+training loop in :mod:`levy_sklearn.training`, conformal calibration in
+:mod:`levy_sklearn.conformal`.
 """
 
 from __future__ import annotations
@@ -24,19 +25,18 @@ from scipy.stats import norm
 from sklearn.utils import Bunch
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
-from .adapters import (
+from .conformal import ConformalCalibrator, _gaussian_bounds
+from .training import NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net, seeded
+from .validation import check_magnitude, column_scaling
+from .windows import (
     NORMALIZATIONS,
     SeriesWindows,
-    check_magnitude,
-    column_scaling,
     index_kind,
     index_to_time,
     median_spacing,
     series_windows,
     span_in_units,
 )
-from .conformal import ConformalCalibrator, _gaussian_bounds
-from .training import NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net, seeded
 
 __all__ = ["LevyForecaster"]
 
@@ -240,7 +240,7 @@ class LevyForecaster(BaseForecaster):
     time_unit_ : pd.Timedelta or float
         The time unit (median spacing) of the windows.
     time_kind_ : str
-        Kind of the time index (see :func:`~levy_sklearn.adapters.index_kind`).
+        Kind of the time index (see :func:`~levy_sklearn.windows.index_kind`).
     context_span_, horizon_span_ : float
         ``context_length`` and ``max_horizon`` in time units.
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)

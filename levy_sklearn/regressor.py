@@ -26,9 +26,9 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .adapters import check_magnitude, column_scaling, tokens_from_rows
 from .conformal import ConformalCalibrator, _gaussian_bounds, check_coverage
 from .network import ATTENTION_KINDS, LevyNetOutput
+from .tokens import tokens_from_rows
 from .training import (
     LOSSES,
     NET_PARAMS,
@@ -38,6 +38,7 @@ from .training import (
     make_levy_net,
     seeded,
 )
+from .validation import check_magnitude, column_scaling
 
 __all__ = ["LevyAttentionRegressor"]
 

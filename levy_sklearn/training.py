@@ -20,8 +20,8 @@ from skorch.callbacks import EarlyStopping, LRScheduler
 from skorch.dataset import ValidSplit
 from torch import Tensor, nn
 
-from .adapters import take_tokens
 from .network import LevyNet, LevyNetOutput
+from .tokens import take_tokens
 
 __all__ = [
     "BaseLRScheduler",
@@ -178,7 +178,7 @@ class LevyNeuralNet(NeuralNet):
     Examples
     --------
     >>> import numpy as np
-    >>> from levy_sklearn.adapters import tokens_from_rows
+    >>> from levy_sklearn.tokens import tokens_from_rows
     >>> from levy_sklearn.regressor import LevyAttentionRegressor
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
@@ -239,7 +239,7 @@ class LevyNeuralNet(NeuralNet):
         Examples
         --------
         >>> import numpy as np
-        >>> from levy_sklearn.adapters import tokens_from_rows
+        >>> from levy_sklearn.tokens import tokens_from_rows
         >>> from levy_sklearn.regressor import LevyAttentionRegressor
         >>> X = np.random.default_rng(0).normal(size=(50, 3))
         >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
@@ -290,7 +290,7 @@ class LevyNeuralNet(NeuralNet):
         Examples
         --------
         >>> import numpy as np
-        >>> from levy_sklearn.adapters import tokens_from_rows
+        >>> from levy_sklearn.tokens import tokens_from_rows
         >>> from levy_sklearn.regressor import LevyAttentionRegressor
         >>> X = np.random.default_rng(0).normal(size=(50, 3))
         >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
@@ -341,7 +341,7 @@ class LevyNeuralNet(NeuralNet):
         Examples
         --------
         >>> import numpy as np
-        >>> from levy_sklearn.adapters import tokens_from_rows
+        >>> from levy_sklearn.tokens import tokens_from_rows
         >>> from levy_sklearn.regressor import LevyAttentionRegressor
         >>> X = np.random.default_rng(0).normal(size=(50, 3))
         >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
@@ -603,7 +603,7 @@ def fit_levy_net(
     Examples
     --------
     >>> import numpy as np
-    >>> from levy_sklearn.adapters import tokens_from_rows
+    >>> from levy_sklearn.tokens import tokens_from_rows
     >>> from levy_sklearn.training import fit_levy_net, make_levy_net
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> tokens, y = tokens_from_rows(X), X[:, :1].astype(np.float32)

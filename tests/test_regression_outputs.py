@@ -44,8 +44,13 @@ def _outputs() -> dict[str, np.ndarray]:
     X, y = _table()
     for attention in ("levy", "softmax"):
         reg = LevyAttentionRegressor(
-            d_model=16, n_heads=4, n_windowed_heads=1, n_layers=1, max_epochs=3,
-            attention=attention, random_state=0,
+            d_model=16,
+            n_heads=4,
+            n_windowed_heads=1,
+            n_layers=1,
+            max_epochs=3,
+            attention=attention,
+            random_state=0,
         ).fit(X[:80], y[:80])
         u = reg.predict_uncertainty(X[80:])
         for key in ("mean", "std", "evidence", "disagreement"):

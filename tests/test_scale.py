@@ -10,9 +10,9 @@ import torch
 from sklearn.model_selection import GridSearchCV
 
 from levy_sklearn import regressor as regressor_module
-from levy_sklearn.adapters import tokens_from_rows
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.regressor import LevyAttentionRegressor
+from levy_sklearn.tokens import tokens_from_rows
 from levy_sklearn.training import LevyNeuralNet, fit_levy_net, make_levy_net
 
 torch.set_num_threads(1)
