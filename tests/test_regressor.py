@@ -152,7 +152,7 @@ def test_multi_output_one_query_per_target():
     assert reg.predict_interval(X[300:]).shape == (100, 2, 2)
     assert reg.predict_interval(X[300:], coverage=[0.5, 0.9]).shape == (100, 2, 2, 2)
     u = reg.predict_uncertainty(X[300:])
-    assert u.evidence.shape == (100, 2) and u.evidence_per_head.shape == (100, 2, 8)
+    assert u.evidence.shape == (100, 2) and u.evidence_per_head.shape == (100, 2, 4)
     reg.conformalize(X[300:350], Y[300:350])
     assert reg.predict_interval(X[350:], [0.5, 0.9], method="conformal").shape == (50, 2, 2, 2)
 
@@ -230,8 +230,8 @@ def test_softmax_twin_has_no_evidence_or_disagreement():
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"loss": "mae"}, "loss='mae' must be one of"),
-        ({"attention": "linear"}, "attention='linear' must be one of"),
+        ({"loss": "mae"}, "loss='mae' must be a str among"),
+        ({"attention": "linear"}, "attention='linear' must be a str among"),
         ({"d_model": 10, "n_heads": 4}, "d_model=10 must be a multiple of n_heads=4"),
         ({"n_windowed_heads": 9}, "n_windowed_heads=9"),
         ({"validation_fraction": 1.0}, "validation_fraction"),

@@ -194,7 +194,7 @@ def test_warm_start_with_other_columns_or_targets_is_refused():
         reg.fit(X[:, :2], y)
     with pytest.raises(ValueError, match="2 targets .* fitted on 1"):
         reg.fit(X, np.column_stack([y, y]))
-    with pytest.raises(ValueError, match="warm_start='yes' must be True or False"):
+    with pytest.raises(ValueError, match="warm_start='yes' must be an instance of 'bool'"):
         LevyAttentionRegressor(warm_start="yes").fit(X, y)
 
 
