@@ -14,7 +14,6 @@ training loop in :mod:`levy_sklearn.training`, conformal calibration in
 
 from __future__ import annotations
 
-import copy
 import numbers
 import warnings
 from collections.abc import Hashable
@@ -30,7 +29,13 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from ._hyperparameters import LevyHyperparameters, shared_docs
 from .conformal import ConformalCalibrator, _gaussian_bounds
-from .training import NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net, seeded
+from .training import (
+    NET_PARAMS,
+    LevyNeuralNet,
+    continue_levy_net,
+    fit_levy_net,
+    make_levy_net,
+)
 from .validation import check_magnitude, column_scaling
 from .windows import (
     NORMALIZATIONS,
@@ -495,6 +500,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             bandwidth=1.0,
             lookback=max(context_span / 2, 1.0),
             token_dropout=float(self.observation_dropout),
+            recipe="windows",
         )
         targets = windows.targets.astype(np.float32)
         return fit_levy_net(net, windows.tokens, targets, seed)
@@ -616,14 +622,14 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self._check_params()
         seed = self._seed()
         windows, *_ = self._pretraining_windows(y, seed)
-        # Train a copy, so that an interrupted update leaves the pretrained network as it was.
-        net = copy.deepcopy(self.pretrained_net_)
-        # Train in float32 as in fit; inference switches back to float64 (see fit_levy_net).
-        net.module_.float()
-        with seeded(seed):
-            net.partial_fit(windows.tokens, windows.targets.astype(np.float32))
-        net.module_.double()
-        self.pretrained_net_ = net
+        # A trained copy: an interrupted update leaves the pretrained network as it was.
+        self.pretrained_net_ = continue_levy_net(
+            self.pretrained_net_,
+            windows.tokens,
+            windows.targets.astype(np.float32),
+            seed,
+            self.max_epochs,
+        )
         return self
 
     def _fit(self, y, X=None, fh=None):

@@ -8,7 +8,6 @@ pass. The skorch layer in :mod:`levy_sklearn.training` trains it.
 
 from __future__ import annotations
 
-import copy
 import math
 import numbers
 from collections.abc import Iterator, Sequence
@@ -28,15 +27,15 @@ from sklearn.utils.validation import (
 
 from ._hyperparameters import LevyHyperparameters, shared_docs
 from .conformal import ConformalCalibrator, _gaussian_bounds, check_coverage
-from .network import LevyNetOutput
 from .tokens import tokens_from_rows
 from .training import (
     NET_PARAMS,
     SAMPLE_WEIGHT,
     LevyNeuralNet,
+    continue_levy_net,
     fit_levy_net,
     make_levy_net,
-    seeded,
+    predict_in_chunks,
 )
 from .validation import check_magnitude, column_scaling
 
@@ -46,8 +45,6 @@ __all__ = ["LevyAttentionRegressor"]
 # such as those of sklearn's estimator checks, cannot be split at all): train on every row.
 _MIN_VALIDATION_ROWS = 5
 _INTERVAL_METHODS = ("gaussian", "conformal")
-# Learning-rate multiplier for the log-scale scalars of the Lévy layers (see fit).
-_LOG_PARAM_LR = 10.0
 # Integer sample weights up to this many times the row count are applied by repeating rows.
 _MAX_REPEAT = 10
 # Rows tokenised and predicted at a time (see _moments).
@@ -353,7 +350,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         if weights is not None:
             tokens[SAMPLE_WEIGHT] = weights.astype(np.float32)
         if warm:
-            self.net_ = self._continue_training(tokens, target, seed)
+            # A trained copy: an interrupted or failed fit leaves the fitted model as it was.
+            self.net_ = continue_levy_net(self.net_, tokens, target, seed, self.max_epochs)
             self.__dict__.pop("conformal_", None)
             return self
         params = {name: getattr(self, name) for name in NET_PARAMS}
@@ -366,17 +364,10 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             n_targets=self.n_targets_,
             positional_keys=bool(self.positional_keys),
             token_dropout=float(self.observation_dropout),
-            # Output heads start at rates 1 … 1000: some where evidence is plentiful (precise
-            # means), some where it is scarce (σ that tracks how much of the row was seen).
-            rate=np.logspace(0, 3, self.n_heads).tolist(),
+            recipe="rows",
             **params,
         )
-        # The Lévy layer's positive scalars (rate, sharpness, bandwidth, look-back) live on the
-        # log scale, where Adam's steps of about ``lr`` would take thousands of steps to move
-        # a rate by a factor of 10; they get a larger learning rate.
-        net.set_params(optimizer__param_groups=[("*log_*", {"lr": _LOG_PARAM_LR * self.lr})])
-        net = fit_levy_net(net, tokens, target, seed)
-        self.net_: LevyNeuralNet = net
+        self.net_: LevyNeuralNet = fit_levy_net(net, tokens, target, seed)
         return self
 
     def _check_fit_data(
@@ -430,21 +421,6 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             )
         return X, Y, weights
 
-    def _continue_training(
-        self, tokens: dict[str, NDArray], target: NDArray, seed: int
-    ) -> LevyNeuralNet:
-        """``warm_start``: the fitted net trained ``max_epochs`` more epochs on ``tokens``."""
-        # Train a copy (in float32, as in the first fit), so that an interrupted or failed
-        # fit leaves the fitted model as it was.
-        net = copy.deepcopy(self.net_)
-        net.module_.float()
-        with seeded(seed):
-            net.partial_fit(tokens, target, epochs=self.max_epochs)
-        net.module_.double()
-        if self.loss == "mse":
-            net.calibrate(tokens, target)
-        return net
-
     def _tokens(self, X: NDArray) -> dict[str, NDArray]:
         return tokens_from_rows(
             (X - self.x_mean_) / self.x_scale_, self.n_targets_, self.feature_times_
@@ -464,11 +440,13 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         X = self._check_X(X)
         # Tokens take four arrays per cell: build them a chunk of rows at a time, so that
         # prediction adds memory for its outputs only (benchmarks/memory.py measures it).
-        chunks = [
-            self.net_.predict_moments(self._tokens(X[start : start + _PREDICT_CHUNK]))
-            for start in range(0, len(X), _PREDICT_CHUNK)
-        ]
-        out = LevyNetOutput(*(np.concatenate(part) for part in zip(*chunks, strict=True)))
+        out = predict_in_chunks(
+            self.net_,
+            (
+                self._tokens(X[start : start + _PREDICT_CHUNK])
+                for start in range(0, len(X), _PREDICT_CHUNK)
+            ),
+        )
         mean = out.mean * self.y_scale_ + self.y_mean_
         std = np.sqrt(out.variance) * self.y_scale_
         disagreement = out.disagreement * self.y_scale_[:, None] ** 2
