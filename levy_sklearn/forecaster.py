@@ -14,6 +14,7 @@ training loop in :mod:`levy_sklearn.training`, conformal calibration in
 
 from __future__ import annotations
 
+import copy
 import numbers
 import warnings
 from collections.abc import Hashable
@@ -55,15 +56,6 @@ _TIMEDELTA_KINDS = ("datetime", "timedelta")
 # (sktime's default coverage; see calibration_fraction).
 _SIGMA_COVERAGE = 0.9
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
-# Fitted attributes that pretraining needs while cutting windows, but must not leave behind.
-_FIT_AXIS = (
-    "time_unit_",
-    "time_kind_",
-    "context_span_",
-    "horizon_span_",
-    "channel_mean_",
-    "channel_scale_",
-)
 _PRETRAINED = [
     "pretrained_net_",
     "pretrained_time_unit_",
@@ -578,19 +570,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     ) -> tuple[SeriesWindows, float, pd.Timedelta | float, str]:
         """Windows of every series of a pretraining panel, their context span, time unit and
         time kind, cut without touching the fitted state."""
-        saved = {k: self.__dict__.pop(k) for k in _FIT_AXIS if k in self.__dict__}
-        try:
-            series = _instances(y)
-            self._set_time_axis([frame.index for _, frame in series])
-            self._fit_scaling(series)
-            times, values = self._arrays(series)
-            windows = self._windows(times, values, "all", seed)
-            unit, kind, span = self.time_unit_, self.time_kind_, self.context_span_
-        finally:
-            for k in _FIT_AXIS:
-                self.__dict__.pop(k, None)
-            self.__dict__.update(saved)
-        return windows, span, unit, kind
+        # The time axis and scaling of the panel are written on a shallow copy: the fitted
+        # forecaster keeps its own, and the pretrained attributes are read as they are.
+        scratch = copy.copy(self)
+        series = _instances(y)
+        scratch._set_time_axis([frame.index for _, frame in series])
+        scratch._fit_scaling(series)
+        times, values = scratch._arrays(series)
+        windows = scratch._windows(times, values, "all", seed)
+        return windows, scratch.context_span_, scratch.time_unit_, scratch.time_kind_
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on every series of the panel ``y``.
