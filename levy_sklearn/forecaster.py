@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from ._hyperparameters import LevyHyperparameters, shared_docs
-from .conformal import ConformalCalibrator, _gaussian_bounds
+from .conformal import ConformalCalibrator, _gaussian_bounds, channel_columns
 from .training import (
     NET_PARAMS,
     LevyNeuralNet,
@@ -515,24 +515,16 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             )
             return
         out = self.net_.predict_moments(windows.tokens)
-        channel = windows.tokens["query_channels"]
-        mean = windows.query_loc + windows.query_scale * out.mean
-        std = windows.query_scale * np.sqrt(out.variance)
-        target = windows.targets * windows.query_scale + windows.query_loc
-        # One column per channel (MAPIE is single-output): rows are (window, query) pairs.
         n_ch = self.n_channels_
-        cols = [
-            np.where(channel == c, x, np.nan).ravel()
-            for x in (mean, std, target)
-            for c in range(n_ch)
-        ]
-        mean_c, std_c, y_c = (np.column_stack(cols[k * n_ch : (k + 1) * n_ch]) for k in range(3))
-        keep = windows.query_valid.ravel()
-        mean_c, std_c, y_c = mean_c[keep], std_c[keep], y_c[keep]
-        # Rows of other channels carry NaN moments; give them dummy finite ones (their y is
-        # NaN, so fit_conformal leaves them out).
-        std_c = np.where(np.isfinite(std_c), std_c, 1.0)
-        mean_c = np.where(np.isfinite(mean_c), mean_c, 0.0)
+        # One column per channel (MAPIE is single-output): rows are (window, query) pairs.
+        mean_c, std_c, y_c = channel_columns(
+            windows.query_loc + windows.query_scale * out.mean,
+            windows.query_scale * np.sqrt(out.variance),
+            windows.targets * windows.query_scale + windows.query_loc,
+            windows.tokens["query_channels"],
+            n_ch,
+            windows.query_valid,
+        )
         if not all(np.isfinite(y_c[:, c]).any() for c in range(n_ch)):
             warnings.warn(
                 "Some channel has no calibration target; predict_interval falls back to "
