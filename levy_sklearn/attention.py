@@ -26,7 +26,14 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-__all__ = ["psi", "LevyAttention", "SoftmaxAttention", "LevyMoments", "readout_moments"]
+__all__ = [
+    "psi",
+    "KeySet",
+    "LevyAttention",
+    "SoftmaxAttention",
+    "LevyMoments",
+    "readout_moments",
+]
 
 _EULER_GAMMA = 0.5772156649015329
 # Below the switch ψ is summed from its power series, above it from its asymptotic series.
@@ -160,11 +167,11 @@ class LevyMoments(NamedTuple):
     Examples
     --------
     >>> import torch
-    >>> from levy_sklearn.attention import LevyAttention, psi
+    >>> from levy_sklearn.attention import KeySet, LevyAttention, psi
     >>> layer = LevyAttention(8, num_heads=2).double()
     >>> q = torch.randn(1, 3, 8, dtype=torch.float64)
     >>> kv = torch.randn(1, 5, 8, dtype=torch.float64)
-    >>> m = layer.moments(q, kv, kv)
+    >>> m = layer.moments(q, KeySet(kv, kv))
     >>> m.evidence.shape, m.trace_variance.shape
     (torch.Size([1, 2, 3]), torch.Size([1, 2, 3]))
     >>> prior_gap = (m.mu - m.prior_mean).pow(2).sum(-1)  # the variance identity
@@ -197,7 +204,9 @@ class LevyMoments(NamedTuple):
         prior_gap = (self.mu - self.prior_mean).pow(2).sum(-1)
         prior_spread = self.prior_var.expand_as(self.mu).sum(-1)
         p0 = self.p0
-        return psi(self.evidence) * self.disagreement + p0 * prior_spread + p0 * (1 - p0) * prior_gap
+        return (
+            psi(self.evidence) * self.disagreement + p0 * prior_spread + p0 * (1 - p0) * prior_gap
+        )
 
 
 def _split_heads(x: Tensor, num_heads: int) -> Tensor:
@@ -228,13 +237,46 @@ def _norm(x: Tensor) -> Tensor:
     return torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp(min=1e-12)
 
 
-def _key_padding_bias(key_padding_mask: Tensor | None, like: Tensor) -> Tensor | None:
+class KeySet(NamedTuple):
+    """What the queries of an attention layer attend to: ``L`` keys and what goes with them.
+
+    Attributes
+    ----------
+    key, value : Tensor
+        ``(B, L, E)`` key and value embeddings.
+    times : Tensor, optional
+        ``(B, L)`` key locations; needed when there are windowed heads.
+    padding : Tensor, optional
+        ``(B, L)`` boolean, ``True`` marks padding (the ``key_padding_mask`` convention of
+        ``torch.nn.MultiheadAttention``).
+    timeless : Tensor, optional
+        ``(B, L)`` boolean, ``True`` marks keys every head sees in full (``w = 1``): keys
+        that have no time.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.attention import KeySet
+    >>> kv = torch.randn(2, 5, 8)
+    >>> keys = KeySet(kv, kv, times=-torch.rand(2, 5))
+    >>> keys.padding is None, keys.times.shape
+    (True, torch.Size([2, 5]))
+    """
+
+    key: Tensor
+    value: Tensor
+    times: Tensor | None = None
+    padding: Tensor | None = None
+    timeless: Tensor | None = None
+
+
+def _key_padding_bias(padding: Tensor | None, like: Tensor) -> Tensor | None:
     """``(B, 1, 1, L)`` additive logit bias that removes padded keys (``True`` = padding)."""
-    if key_padding_mask is None:
+    if padding is None:
         return None
     zeros = torch.zeros((), dtype=like.dtype, device=like.device)
     pad = torch.full((), _PAD_LOGIT, dtype=like.dtype, device=like.device)
-    return torch.where(key_padding_mask[:, None, None, :], pad, zeros)
+    return torch.where(padding[:, None, None, :], pad, zeros)
 
 
 class LevyAttention(nn.Module):
@@ -243,7 +285,7 @@ class LevyAttention(nn.Module):
     Each head carries an independent Poisson random measure over (time × key); its expectation
     is the softmax of ``β·cos(q, k) + log w`` over keys, so the layer is a drop-in for softmax
     attention, and its variance follows in closed form from the evidence ``Λ`` and the
-    disagreement of the attended values (see ``DESIGN.md`` §2).
+    disagreement of the attended values (see :doc:`/user_guide/levy_attention`).
 
     Parameters
     ----------
@@ -254,7 +296,8 @@ class LevyAttention(nn.Module):
     num_windowed_heads : int, default=0
         How many of the heads are windowed (soft look-back ``[τ − r, τ]``); the rest are global.
     bandwidth : float, default=1.0
-        Initial mollifier bandwidth ``h`` (in the time units of ``query_times``/``key_times``).
+        Initial mollifier bandwidth ``h`` (in the time units of ``query_times`` and of the
+        keys' ``times``).
     lookback : float, default=4.0
         Initial look-back ``r`` of the windowed heads.
     sharpness : float, default=4.0
@@ -273,13 +316,14 @@ class LevyAttention(nn.Module):
     Examples
     --------
     >>> import torch
-    >>> from levy_sklearn.attention import LevyAttention
+    >>> from levy_sklearn.attention import KeySet, LevyAttention
     >>> layer = LevyAttention(8, num_heads=2, num_windowed_heads=1)
     >>> q, kv = torch.randn(3, 5, 8), torch.randn(3, 7, 8)
-    >>> out = layer(q, kv, kv, query_times=torch.zeros(3, 5), key_times=-torch.rand(3, 7))
+    >>> keys = KeySet(kv, kv, times=-torch.rand(3, 7))
+    >>> out = layer(q, keys, query_times=torch.zeros(3, 5))
     >>> out.shape
     torch.Size([3, 5, 8])
-    >>> m = layer.moments(q, kv, kv, torch.zeros(3, 5), -torch.rand(3, 7))
+    >>> m = layer.moments(q, keys, torch.zeros(3, 5))
     >>> m.evidence.shape, m.trace_variance.shape
     (torch.Size([3, 2, 5]), torch.Size([3, 2, 5]))
     """
@@ -383,14 +427,7 @@ class LevyAttention(nn.Module):
         return torch.log(w.clamp(min=torch.finfo(w.dtype).tiny))
 
     def moments(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        query_times: Tensor | None = None,
-        key_times: Tensor | None = None,
-        key_padding_mask: Tensor | None = None,
-        key_timeless: Tensor | None = None,
+        self, query: Tensor, keys: KeySet, query_times: Tensor | None = None
     ) -> LevyMoments:
         """Closed-form moments of every head for every query.
 
@@ -398,16 +435,10 @@ class LevyAttention(nn.Module):
         ----------
         query : Tensor
             ``(B, Q, E)`` query embeddings.
-        key, value : Tensor
-            ``(B, L, E)`` key and value embeddings.
-        query_times, key_times : Tensor, optional
-            ``(B, Q)`` and ``(B, L)`` locations; needed when there are windowed heads.
-        key_padding_mask : Tensor, optional
-            ``(B, L)`` boolean, ``True`` marks padding (the ``torch.nn.MultiheadAttention``
-            convention).
-        key_timeless : Tensor, optional
-            ``(B, L)`` boolean, ``True`` marks keys every head sees in full (``w = 1``): keys
-            that have no time.
+        keys : KeySet
+            What the queries attend to.
+        query_times : Tensor, optional
+            ``(B, Q)`` query locations; needed when there are windowed heads.
 
         Returns
         -------
@@ -416,18 +447,16 @@ class LevyAttention(nn.Module):
         Examples
         --------
         >>> import torch
-        >>> from levy_sklearn.attention import LevyAttention
+        >>> from levy_sklearn.attention import KeySet, LevyAttention
         >>> layer = LevyAttention(8, num_heads=2)
         >>> q, kv = torch.randn(1, 3, 8), torch.randn(1, 5, 8)
-        >>> m = layer.moments(q, kv, kv)
+        >>> m = layer.moments(q, KeySet(kv, kv))
         >>> m.weights.shape, m.evidence.shape, m.mean.shape  # (B, H, Q, L), (B, H, Q), ...
         (torch.Size([1, 2, 3, 5]), torch.Size([1, 2, 3]), torch.Size([1, 2, 3, 4]))
         >>> bool(torch.allclose(m.weights.sum(-1), torch.ones(1, 2, 3)))
         True
         """
-        logits, values, beta = self._logits(
-            query, key, value, query_times, key_times, key_padding_mask, key_timeless
-        )
+        logits, values, beta = self._logits(query, keys, query_times)
         # Softmax and its log-normaliser from one exp pass (torch.logsumexp would take a second).
         top = logits.amax(-1, keepdim=True)
         unnormalised = _exp_or_zero(logits - top)
@@ -444,21 +473,19 @@ class LevyAttention(nn.Module):
             weights, values, mu, log_evidence, evidence, p0, prior_mean, prior_var, mean
         )
 
-    def _bias(
-        self, query_times, key_times, key_padding_mask, key_timeless, like: Tensor
-    ) -> Tensor | None:
+    def _bias(self, keys: KeySet, query_times: Tensor | None, like: Tensor) -> Tensor | None:
         """``log w`` plus padding as an additive logit bias broadcastable to ``(B, H, Q, L)``."""
-        bias = _key_padding_bias(key_padding_mask, like)
+        bias = _key_padding_bias(keys.padding, like)
         if not self.num_windowed_heads:
             return bias
-        if query_times is None or key_times is None:
+        if query_times is None or keys.times is None:
             raise ValueError(
-                "LevyAttention has windowed heads, which need query_times and key_times; "
+                "LevyAttention has windowed heads, which need query_times and the keys' times; "
                 "pass both or set num_windowed_heads=0."
             )
-        log_w = self._log_window_mass(query_times.to(like.dtype), key_times.to(like.dtype))
-        if key_timeless is not None:
-            log_w = log_w.masked_fill(key_timeless[:, None, None, :], 0.0)
+        log_w = self._log_window_mass(query_times.to(like.dtype), keys.times.to(like.dtype))
+        if keys.timeless is not None:
+            log_w = log_w.masked_fill(keys.timeless[:, None, None, :], 0.0)
         # Global heads (first) take the padding bias alone; one buffer, written once.
         n_global = self.num_heads - self.num_windowed_heads
         out = log_w.new_empty(log_w.shape[0], self.num_heads, *log_w.shape[2:])
@@ -466,37 +493,28 @@ class LevyAttention(nn.Module):
         out[:, n_global:] = log_w if bias is None else log_w + bias
         return out
 
-    def _project(self, query, key, value) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    def _project(self, query: Tensor, keys: KeySet) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """Unit-norm per-head queries scaled by β, unit-norm keys, values, and β."""
         beta = self.log_sharpness.exp()[None, :, None, None]
         q = _split_heads(self.q_proj(query), self.num_heads)
-        k = _split_heads(self.k_proj(key), self.num_heads)
+        k = _split_heads(self.k_proj(keys.key), self.num_heads)
         return (
             q * (beta / _norm(q)),
             k / _norm(k),
-            _split_heads(self.v_proj(value), self.num_heads),
+            _split_heads(self.v_proj(keys.value), self.num_heads),
             beta,
         )
 
     def _logits(
-        self, query, key, value, query_times, key_times, key_padding_mask, key_timeless
+        self, query: Tensor, keys: KeySet, query_times: Tensor | None
     ) -> tuple[Tensor, Tensor, Tensor]:
         """``β cos + log w`` (padding at a huge negative value) ``(B, H, Q, L)``, values, β."""
-        q, k, v, beta = self._project(query, key, value)
+        q, k, v, beta = self._project(query, keys)
         logits = q @ k.transpose(-1, -2)
-        bias = self._bias(query_times, key_times, key_padding_mask, key_timeless, logits)
+        bias = self._bias(keys, query_times, logits)
         return (logits if bias is None else logits + bias), v, beta
 
-    def forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        query_times: Tensor | None = None,
-        key_times: Tensor | None = None,
-        key_padding_mask: Tensor | None = None,
-        key_timeless: Tensor | None = None,
-    ) -> Tensor:
+    def forward(self, query: Tensor, keys: KeySet, query_times: Tensor | None = None) -> Tensor:
         """Exact expectation ``E[Y]`` with heads concatenated, shape ``(B, Q, E)``.
 
         The result equals the ``mean`` of :meth:`moments`, computed by one fused attention
@@ -504,9 +522,7 @@ class LevyAttention(nn.Module):
 
         Parameters
         ----------
-        query, key, value : Tensor
-            As in :meth:`moments`.
-        query_times, key_times, key_padding_mask, key_timeless : Tensor, optional
+        query, keys, query_times
             As in :meth:`moments`.
 
         Returns
@@ -517,13 +533,13 @@ class LevyAttention(nn.Module):
         Examples
         --------
         >>> import torch
-        >>> from levy_sklearn.attention import LevyAttention
+        >>> from levy_sklearn.attention import KeySet, LevyAttention
         >>> layer = LevyAttention(8, num_heads=2)
         >>> q, kv = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
-        >>> y = layer(q, kv, kv)
+        >>> y = layer(q, KeySet(kv, kv))
         >>> y.shape
         torch.Size([2, 3, 8])
-        >>> mean = layer.moments(q, kv, kv).mean  # (B, H, Q, d): heads side by side in y
+        >>> mean = layer.moments(q, KeySet(kv, kv)).mean  # (B, H, Q, d): heads side by side in y
         >>> bool(torch.allclose(y, mean.transpose(1, 2).reshape(2, 3, 8), atol=1e-5))
         True
         """
@@ -533,19 +549,19 @@ class LevyAttention(nn.Module):
         if _can_fuse(query):
             # No autograd: the kernel's logsumexp gives Λ (log Σ κ w = lse − β), so the
             # sentinel key below, which keeps Λ differentiable, is not needed.
-            q, k, v, beta = self._project(query, key, value)
-            mask = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
+            q, k, v, beta = self._project(query, keys)
+            mask = self._bias(keys, query_times, q)
             out, lse = _FLASH_CPU(q, k, v, 0.0, False, attn_mask=mask, scale=1.0)
             p0 = torch.exp(-self._log_evidence(lse, beta).exp())[..., None]
             prior_mean = self.prior(query)[0].to(out.dtype)
             mean = torch.lerp(out, prior_mean, p0)  # (1 − p₀) μ + p₀ m₀
             return mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
-        l_len, h, d = key.shape[1], self.num_heads, self.head_dim
+        l_len, h, d = keys.key.shape[1], self.num_heads, self.head_dim
         beta = self.log_sharpness.exp()
         q = self.q_proj(query).view(b, q_len, h, d)
-        k = self.k_proj(key).view(b, l_len, h, d)
-        v = self.v_proj(value).view(b, l_len, h, d)
-        bias = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
+        k = self.k_proj(keys.key).view(b, l_len, h, d)
+        v = self.v_proj(keys.value).view(b, l_len, h, d)
+        bias = self._bias(keys, query_times, q)
         # Fused softmax attention never exposes its normaliser, but Λ needs it. A sentinel key
         # with logit β (zero key vector, bias β) and two extra value channels recovers it
         # exactly: channel d sums the real keys' weights (1 − a_s), channel d + 1 is the
@@ -594,15 +610,11 @@ class LevyAttention(nn.Module):
     def readout(
         self,
         query: Tensor,
-        key: Tensor,
-        value: Tensor,
+        keys: KeySet,
         weight: Tensor,
         bias: Tensor,
         query_channels: Tensor,
         query_times: Tensor | None = None,
-        key_times: Tensor | None = None,
-        key_padding_mask: Tensor | None = None,
-        key_timeless: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """Exact mean and variance of a per-target affine readout of this layer.
 
@@ -614,7 +626,7 @@ class LevyAttention(nn.Module):
 
         Parameters
         ----------
-        query, key, value : Tensor
+        query, keys
             As in :meth:`moments`.
         weight : Tensor
             ``(T, H, d)`` readout weights of each of ``T`` targets.
@@ -622,7 +634,7 @@ class LevyAttention(nn.Module):
             ``(T,)`` readout biases.
         query_channels : Tensor
             ``(B, Q)`` long, the target of every query.
-        query_times, key_times, key_padding_mask, key_timeless : Tensor, optional
+        query_times : Tensor, optional
             As in :meth:`moments`.
 
         Returns
@@ -635,25 +647,23 @@ class LevyAttention(nn.Module):
         Examples
         --------
         >>> import torch
-        >>> from levy_sklearn.attention import LevyAttention
+        >>> from levy_sklearn.attention import KeySet, LevyAttention
         >>> layer = LevyAttention(8, num_heads=2)
         >>> q, kv = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
         >>> weight, bias = torch.randn(4, 2, 4), torch.zeros(4)  # 4 targets
         >>> targets = torch.ones(2, 3, dtype=torch.long)
-        >>> mean, var, evidence, dis = layer.readout(q, kv, kv, weight, bias, targets)
+        >>> mean, var, evidence, dis = layer.readout(q, KeySet(kv, kv), weight, bias, targets)
         >>> mean.shape, evidence.shape
         (torch.Size([2, 3]), torch.Size([2, 3, 2]))
         """
         if not _can_fuse(query):
-            m = self.moments(
-                query, key, value, query_times, key_times, key_padding_mask, key_timeless
-            )
+            m = self.moments(query, keys, query_times)
             mean, variance, disagreement = readout_moments(
                 m, weight[query_channels], bias[query_channels]
             )
             return mean, variance, m.evidence.transpose(1, 2), disagreement
-        q, k, v, beta = self._project(query, key, value)
-        mask = self._bias(query_times, key_times, key_padding_mask, key_timeless, q)
+        q, k, v, beta = self._project(query, keys)
+        mask = self._bias(keys, query_times, q)
         # Every key's value seen through every target's readout, s (B, H, L, T), shifted by the
         # first key's (ref) so that Σ a s² − (Σ a s)² cancels little. The kernel averages s and
         # s² like values, head_dim columns per call (it needs equal head sizes), and returns
@@ -685,12 +695,8 @@ class LevyAttention(nn.Module):
     def sample(
         self,
         query: Tensor,
-        key: Tensor,
-        value: Tensor,
+        keys: KeySet,
         query_times: Tensor | None = None,
-        key_times: Tensor | None = None,
-        key_padding_mask: Tensor | None = None,
-        key_timeless: Tensor | None = None,
         *,
         n_samples: int = 1,
         generator: torch.Generator | None = None,
@@ -704,9 +710,7 @@ class LevyAttention(nn.Module):
 
         Parameters
         ----------
-        query, key, value : Tensor
-            As in :meth:`moments`.
-        query_times, key_times, key_padding_mask, key_timeless : Tensor, optional
+        query, keys, query_times
             As in :meth:`moments`.
         n_samples : int, default=1
             Number of independent draws.
@@ -721,21 +725,19 @@ class LevyAttention(nn.Module):
         Examples
         --------
         >>> import torch
-        >>> from levy_sklearn.attention import LevyAttention
+        >>> from levy_sklearn.attention import KeySet, LevyAttention
         >>> _ = torch.manual_seed(0)
         >>> layer = LevyAttention(8, num_heads=2)
-        >>> q, kv = torch.randn(1, 3, 8), torch.randn(1, 5, 8)
-        >>> draws = layer.sample(q, kv, kv, n_samples=4000,
+        >>> q, keys = torch.randn(1, 3, 8), KeySet(*2 * [torch.randn(1, 5, 8)])
+        >>> draws = layer.sample(q, keys, n_samples=4000,
         ...                      generator=torch.Generator().manual_seed(0))
         >>> draws.shape
         torch.Size([4000, 1, 2, 3, 4])
-        >>> m = layer.moments(q, kv, kv)  # the closed forms the draws agree with
+        >>> m = layer.moments(q, keys)  # the closed forms the draws agree with
         >>> bool((draws.mean(0) - m.mean).abs().max() < 0.05)
         True
         """
-        logits, values, beta = self._logits(
-            query, key, value, query_times, key_times, key_padding_mask, key_timeless
-        )
+        logits, values, beta = self._logits(query, keys, query_times)
         # Intensity mass of each key, straight from the definition: ρ κ_ij w_ij.
         rates = _exp_or_zero(self.log_rate[None, :, None, None] + logits - beta)
         counts = torch.poisson(rates.expand(n_samples, *rates.shape), generator=generator)
@@ -775,10 +777,10 @@ def readout_moments(
     Examples
     --------
     >>> import torch
-    >>> from levy_sklearn.attention import LevyAttention, readout_moments
+    >>> from levy_sklearn.attention import KeySet, LevyAttention, readout_moments
     >>> layer = LevyAttention(8, num_heads=2)
     >>> x = torch.randn(1, 6, 8)
-    >>> m = layer.moments(x[:, :2], x, x)
+    >>> m = layer.moments(x[:, :2], KeySet(x, x))
     >>> mean, var, dis = readout_moments(m, torch.randn(1, 2, 2, 4))
     >>> bool((var >= 0).all())
     True
@@ -830,8 +832,8 @@ class SoftmaxAttention(nn.Module):
     """Standard scaled dot-product multi-head attention: the baseline twin of LevyAttention.
 
     Same projections and call signature as :class:`LevyAttention` (times are accepted and
-    ignored), with dropout on the attention weights so the twin doubles as the MC-dropout
-    baseline.
+    ignored: no head is windowed here), with dropout on the attention weights so the twin
+    doubles as the MC-dropout baseline.
 
     Parameters
     ----------
@@ -845,9 +847,9 @@ class SoftmaxAttention(nn.Module):
     Examples
     --------
     >>> import torch
-    >>> from levy_sklearn.attention import SoftmaxAttention
+    >>> from levy_sklearn.attention import KeySet, SoftmaxAttention
     >>> layer = SoftmaxAttention(8, num_heads=2)
-    >>> layer(torch.randn(3, 5, 8), torch.randn(3, 7, 8), torch.randn(3, 7, 8)).shape
+    >>> layer(torch.randn(3, 5, 8), KeySet(torch.randn(3, 7, 8), torch.randn(3, 7, 8))).shape
     torch.Size([3, 5, 8])
     """
 
@@ -862,28 +864,17 @@ class SoftmaxAttention(nn.Module):
         self.k_proj = nn.Linear(embed_dim, embed_dim)
         self.v_proj = nn.Linear(embed_dim, embed_dim)
 
-    def forward(
-        self,
-        query: Tensor,
-        key: Tensor,
-        value: Tensor,
-        query_times: Tensor | None = None,
-        key_times: Tensor | None = None,
-        key_padding_mask: Tensor | None = None,
-        key_timeless: Tensor | None = None,
-    ) -> Tensor:
+    def forward(self, query: Tensor, keys: KeySet, query_times: Tensor | None = None) -> Tensor:
         """Attention output with heads concatenated, shape ``(B, Q, E)``.
 
         Parameters
         ----------
-        query, key, value : Tensor
-            ``(B, Q, E)`` queries, ``(B, L, E)`` keys and values.
-        query_times, key_times : Tensor, optional
+        query : Tensor
+            ``(B, Q, E)`` queries.
+        keys : KeySet
+            Keys and values; only their ``padding`` is read besides.
+        query_times : Tensor, optional
             Accepted for the call signature of :class:`LevyAttention` and ignored.
-        key_padding_mask : Tensor, optional
-            ``(B, L)`` boolean, ``True`` marks padding.
-        key_timeless : Tensor, optional
-            Accepted and ignored (no key has a time here).
 
         Returns
         -------
@@ -893,17 +884,17 @@ class SoftmaxAttention(nn.Module):
         Examples
         --------
         >>> import torch
-        >>> from levy_sklearn.attention import SoftmaxAttention
+        >>> from levy_sklearn.attention import KeySet, SoftmaxAttention
         >>> layer = SoftmaxAttention(8, num_heads=2)
         >>> q, kv = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
         >>> pad = torch.tensor([[False] * 5, [False, False, False, True, True]])
-        >>> layer(q, kv, kv, key_padding_mask=pad).shape
+        >>> layer(q, KeySet(kv, kv, padding=pad)).shape
         torch.Size([2, 3, 8])
         """
         q = _split_heads(self.q_proj(query), self.num_heads)
-        k = _split_heads(self.k_proj(key), self.num_heads)
-        v = _split_heads(self.v_proj(value), self.num_heads)
-        bias = _key_padding_bias(key_padding_mask, q)
+        k = _split_heads(self.k_proj(keys.key), self.num_heads)
+        v = _split_heads(self.v_proj(keys.value), self.num_heads)
+        bias = _key_padding_bias(keys.padding, q)
         out = F.scaled_dot_product_attention(
             q, k, v, attn_mask=bias, dropout_p=self.dropout if self.training else 0.0
         )

@@ -51,6 +51,7 @@ __all__ = [
     "ConformalCalibrator",
     "MomentsRegressor",
     "SigmaNormalisedScore",
+    "channel_columns",
     "check_coverage",
     "conformal_interval",
     "fit_conformal",
@@ -321,6 +322,62 @@ class SigmaNormalisedScore(BaseRegressionScore):
 def _as_columns(a: ArrayLike) -> NDArray:
     a = np.asarray(a, dtype=np.float64)
     return a[:, None] if a.ndim == 1 else a
+
+
+def channel_columns(
+    mean: ArrayLike,
+    std: ArrayLike,
+    y: ArrayLike,
+    channels: ArrayLike,
+    n_channels: int,
+    valid: ArrayLike | None = None,
+) -> tuple[NDArray, NDArray, NDArray]:
+    """Predictions of many channels, one per entry, as one column per channel for MAPIE.
+
+    MAPIE calibrates one output at a time; a forecaster's queries each ask for one channel.
+    Every entry becomes a row, its channel's column holds its values and the others hold
+    dummy moments (mean 0, σ 1) and a ``NaN`` target, which :func:`fit_conformal` leaves
+    out.
+
+    Parameters
+    ----------
+    mean, std, y : array-like
+        Moments and observed values (``NaN`` = unobserved) of every entry, all one shape.
+    channels : array-like of int
+        The channel of every entry, same shape.
+    n_channels : int
+        Number of channels (columns).
+    valid : array-like of bool, optional
+        Entries to keep (e.g. not padding); all by default.
+
+    Returns
+    -------
+    mean, std, y : ndarray of shape (n_kept, n_channels)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.conformal import channel_columns
+    >>> mean, std, y = channel_columns([1.0, 2.0], [0.5, 0.5], [1.5, np.nan], [0, 1], 2)
+    >>> mean.tolist(), std.tolist(), y.tolist()
+    ([[1.0, 0.0], [0.0, 2.0]], [[0.5, 1.0], [1.0, 0.5]], [[1.5, nan], [nan, nan]])
+    """
+    channels = np.asarray(channels).ravel()
+    keep = slice(None) if valid is None else np.asarray(valid, dtype=bool).ravel()
+    mean_c, std_c, y_c = (
+        np.column_stack(
+            [
+                np.where(channels == c, np.asarray(x, dtype=np.float64).ravel(), np.nan)
+                for c in range(n_channels)
+            ]
+        )[keep]
+        for x in (mean, std, y)
+    )
+    return (
+        np.where(np.isfinite(mean_c), mean_c, 0.0),
+        np.where(np.isfinite(std_c), std_c, 1.0),
+        y_c,
+    )
 
 
 def fit_conformal(

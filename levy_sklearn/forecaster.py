@@ -6,9 +6,10 @@ and the observations in a horizon span after it. Time is measured in a character
 (the median spacing) relative to the window's cutoff, values are standardised per channel and
 then normalised by the window's own context (RevIN style), and one deterministic forward pass
 of :class:`~levy_sklearn.network.LevyNet` returns the predictive mean and the closed-form
-variance of every query (see ``DESIGN.md`` §2-§4). The windowing lives in
-:mod:`levy_sklearn.adapters`, the training loop in :mod:`levy_sklearn.training`, conformal
-calibration in :mod:`levy_sklearn.conformal`.
+variance of every query (see the user guide, :doc:`/user_guide/levy_attention` and
+:doc:`/user_guide/irregular_time`). The windowing lives in :mod:`levy_sklearn.windows`, the
+training loop in :mod:`levy_sklearn.training`, conformal calibration in
+:mod:`levy_sklearn.conformal`.
 """
 
 from __future__ import annotations
@@ -17,26 +18,35 @@ import copy
 import numbers
 import warnings
 from collections.abc import Hashable
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import Interval, StrOptions
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
-from .adapters import (
+from ._hyperparameters import LevyHyperparameters, shared_docs
+from .conformal import ConformalCalibrator, _gaussian_bounds, channel_columns
+from .training import (
+    NET_PARAMS,
+    LevyNeuralNet,
+    continue_levy_net,
+    fit_levy_net,
+    make_levy_net,
+)
+from .validation import check_magnitude, column_scaling
+from .windows import (
     NORMALIZATIONS,
     SeriesWindows,
-    check_magnitude,
-    column_scaling,
     index_kind,
     index_to_time,
     median_spacing,
     series_windows,
     span_in_units,
 )
-from .conformal import ConformalCalibrator, _gaussian_bounds
-from .training import NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net, seeded
 
 __all__ = ["LevyForecaster"]
 
@@ -46,15 +56,6 @@ _TIMEDELTA_KINDS = ("datetime", "timedelta")
 # (sktime's default coverage; see calibration_fraction).
 _SIGMA_COVERAGE = 0.9
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
-# Fitted attributes that pretraining needs while cutting windows, but must not leave behind.
-_FIT_AXIS = (
-    "time_unit_",
-    "time_kind_",
-    "context_span_",
-    "horizon_span_",
-    "channel_mean_",
-    "channel_scale_",
-)
 _PRETRAINED = [
     "pretrained_net_",
     "pretrained_time_unit_",
@@ -116,7 +117,8 @@ def _compatible_kinds(a: str, b: str) -> bool:
     return a == b or (a in _TIMEDELTA_KINDS and b in _TIMEDELTA_KINDS)
 
 
-class LevyForecaster(BaseForecaster):
+@shared_docs
+class LevyForecaster(LevyHyperparameters, BaseForecaster):
     r"""Probabilistic forecaster for irregular, multivariate series and panels (Lévy attention).
 
     Each observed cell of ``y`` is a token ``(time, channel, value)``; ``NaN`` means "not
@@ -222,25 +224,10 @@ class LevyForecaster(BaseForecaster):
         If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
         recalibrates a pretrained network); otherwise ``update`` only extends the context,
         which is cheap.
-    d_model, n_heads, n_windowed_heads, n_layers, attention, dropout : see LevyNet
-        Network shape (defaults 32, 4, 2, 1, ``"levy"``, 0.1).
-    loss : {"crps", "nll", "beta_nll", "mse"}, default="crps"
-        Training loss on (mean, σ) of every target.
-    lr, max_epochs, batch_size, validation_fraction, patience, weight_decay : training
-        AdamW with cosine-annealed learning rate (defaults 1e-2, 200, 32, 0.0, None, 0.05).
-        The defaults were chosen on the load_airline backtest in
-        ``benchmarks/forecaster_airline.py``: fewer epochs or a lower rate left σ too wide,
-        more without dropout and weight decay overfit (over-confident folds).
-    device : {"cpu", "cuda", "auto"} or str, default="cpu"
-        Torch device (also ``"cuda:<index>"``, ``"mps"``); ``"auto"`` takes CUDA when
-        available, else the CPU. An unknown or absent device is a ``ValueError`` at ``fit``.
-        Fits are bitwise reproducible on CPU; on a GPU, repeated fits can differ in the last
-        bits unless ``torch.use_deterministic_algorithms(True)`` is set (with
-        ``CUBLAS_WORKSPACE_CONFIG=:4096:8``), and results differ between GPU models.
-    random_state : int or None, default=None
-        Seed of every random choice of training (weights, shuffling, dropout, splits).
-    verbose : int, default=0
-        skorch verbosity.
+    n_windowed_heads : int, default=2
+        Heads of the output layer with a learned soft look-back window ending at the
+        forecast time; the others see the whole context.
+    <shared hyperparameters>
 
     Attributes
     ----------
@@ -249,7 +236,7 @@ class LevyForecaster(BaseForecaster):
     time_unit_ : pd.Timedelta or float
         The time unit (median spacing) of the windows.
     time_kind_ : str
-        Kind of the time index (see :func:`~levy_sklearn.adapters.index_kind`).
+        Kind of the time index (see :func:`~levy_sklearn.windows.index_kind`).
     context_span_, horizon_span_ : float
         ``context_length`` and ``max_horizon`` in time units.
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
@@ -263,6 +250,13 @@ class LevyForecaster(BaseForecaster):
         calibration.
     pretrained_net_, pretrained_time_unit_, pretrained_time_kind_, pretrained_n_channels_
         Written by ``pretrain`` and kept by later ``fit`` calls.
+
+    Notes
+    -----
+    The training defaults (``lr=1e-2``, 200 epochs of 32 windows, ``dropout=0.1``,
+    ``weight_decay=0.05``) were chosen on the load_airline backtest in
+    ``benchmarks/forecaster_airline.py``: fewer epochs or a lower rate left σ too wide, more
+    without dropout and weight decay overfit (over-confident folds).
 
     Examples
     --------
@@ -306,8 +300,21 @@ class LevyForecaster(BaseForecaster):
     # of the data in ``_y``/``_X`` would be unused.
     _config = {"remember_data": False}
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        **LevyHyperparameters._parameter_constraints,
+        # Read (and refused with the fix) by span_in_units, which needs the fitted time unit.
+        "context_length": ["no_validation"],
+        "max_horizon": ["no_validation"],
+        "normalization": [StrOptions(set(NORMALIZATIONS))],
+        "max_tokens": [Interval(Integral, 1, None, closed="left")],
+        "windows_per_series": [Interval(Integral, 1, None, closed="left")],
+        "calibration_fraction": [Interval(Real, 0, 1, closed="left")],
+        "refit_on_update": ["boolean"],
+    }
+
     def __init__(
         self,
+        *,
         context_length: float | str | pd.Timedelta = 36,
         max_horizon: float | str | pd.Timedelta = 12,
         normalization: str = "trend",
@@ -330,7 +337,7 @@ class LevyForecaster(BaseForecaster):
         patience: int | None = None,
         weight_decay: float = 0.05,
         device: str = "cpu",
-        random_state: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
     ) -> None:
         self.context_length = context_length
@@ -361,29 +368,6 @@ class LevyForecaster(BaseForecaster):
         # sktime creates these only when remember_data is on at construction, but its checks
         # switch it on later with set_config and then expect them to exist.
         self._y = self._X = None
-
-    # ------------------------------------------------------------------ validation helpers
-
-    def _check_params(self) -> None:
-        if self.normalization not in NORMALIZATIONS:
-            raise ValueError(
-                f"normalization={self.normalization!r} must be one of {NORMALIZATIONS}."
-            )
-        if not 0.0 <= self.calibration_fraction < 1.0:
-            raise ValueError(
-                f"calibration_fraction={self.calibration_fraction!r} must be in [0, 1), e.g. "
-                "0.2 to hold out the last 20% of each series for conformal calibration."
-            )
-        dropout = self.observation_dropout
-        if not isinstance(dropout, numbers.Real) or not 0.0 <= dropout <= 1.0:
-            raise ValueError(
-                f"observation_dropout={dropout!r} must be a float in [0, 1], e.g. 0.3 to thin "
-                "30% of the training windows (0 turns it off)."
-            )
-        for name in ("max_tokens", "windows_per_series"):
-            value = getattr(self, name)
-            if not isinstance(value, int | np.integer) or value < 1:
-                raise ValueError(f"{name}={value!r} must be a positive integer.")
 
     def _set_time_axis(self, indexes: list[pd.Index]) -> None:
         """Write ``time_kind_``, ``time_unit_`` and the spans in time units."""
@@ -448,12 +432,13 @@ class LevyForecaster(BaseForecaster):
         times: list[np.ndarray],
         values: list[np.ndarray],
         part: str,
+        seed: int,
     ) -> SeriesWindows:
         """Training (``part="train"``), calibration (``"calibrate"``) or all (``"all"``)
         windows; the split is in time, the last ``calibration_fraction`` of each series."""
         cutoffs, ends, gaps = [], [], []
         # Gap windows (see observation_dropout) are drawn from random_state, reproducibly.
-        rng = np.random.default_rng(self._seed())
+        rng = np.random.default_rng(seed)
         for t, v in zip(times, values, strict=True):
             split = np.inf
             if part != "all" and self.calibration_fraction > 0 and t.size:
@@ -484,17 +469,22 @@ class LevyForecaster(BaseForecaster):
             context_gaps=gaps,
         )
 
-    def _seed(self) -> int | None:
-        """An int seed from ``random_state`` (``None`` stays ``None``: a fresh draw)."""
-        rs = self.random_state
-        return None if rs is None else int(rs)
+    def _seed(self) -> int:
+        """The seed of one fit, pretrain or update: an int ``random_state`` is the seed itself
+        (so that fixed-seed forecasts stay as they were); ``None`` or a ``RandomState`` draws
+        one through ``check_random_state``, as the regressor does."""
+        if isinstance(self.random_state, Integral):
+            return int(self.random_state)
+        return self._draw_seed()
 
-    def _train(self, times: list[np.ndarray], values: list[np.ndarray], part: str):
-        windows = self._windows(times, values, part)
-        return self._train_on(windows, values[0].shape[1], self.context_span_)
+    def _train(
+        self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
+    ) -> LevyNeuralNet:
+        windows = self._windows(times, values, part, seed)
+        return self._train_on(windows, values[0].shape[1], self.context_span_, seed)
 
     def _train_on(
-        self, windows: SeriesWindows, n_channels: int, context_span: float
+        self, windows: SeriesWindows, n_channels: int, context_span: float, seed: int
     ) -> LevyNeuralNet:
         """Build the net (windowed heads start with half the context as look-back), train."""
         if not np.isfinite(windows.targets).any():
@@ -506,22 +496,26 @@ class LevyForecaster(BaseForecaster):
         net = make_levy_net(
             n_channels=n_channels,
             n_targets=n_channels,
-            **{name: getattr(self, name) for name in NET_PARAMS},
+            **{name: getattr(self, name) for name in NET_PARAMS if name != "random_state"},
+            random_state=seed,
             bandwidth=1.0,
             lookback=max(context_span / 2, 1.0),
             token_dropout=float(self.observation_dropout),
+            recipe="windows",
         )
         targets = windows.targets.astype(np.float32)
-        return fit_levy_net(net, windows.tokens, targets, self.random_state)
+        return fit_levy_net(net, windows.tokens, targets, seed)
 
-    def _calibrate(self, times: list[np.ndarray], values: list[np.ndarray], part: str) -> None:
+    def _calibrate(
+        self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
+    ) -> None:
         """Fit ``calibrator_`` on held-out windows (σ-normalised split conformal, MAPIE) and
         the per-channel factor ``sigma_scale_`` of σ it implies (1 without calibration)."""
         self.calibrator_ = None
         self.sigma_scale_ = np.ones(self.n_channels_)
         if self.calibration_fraction <= 0:
             return
-        windows = self._windows(times, values, part)
+        windows = self._windows(times, values, part, seed)
         if windows.series.size == 0 or not np.isfinite(windows.targets).any():
             warnings.warn(
                 "calibration_fraction > 0 but no calibration window with a target could be "
@@ -530,24 +524,16 @@ class LevyForecaster(BaseForecaster):
             )
             return
         out = self.net_.predict_moments(windows.tokens)
-        channel = windows.tokens["query_channels"]
-        mean = windows.query_loc + windows.query_scale * out.mean
-        std = windows.query_scale * np.sqrt(out.variance)
-        target = windows.targets * windows.query_scale + windows.query_loc
-        # One column per channel (MAPIE is single-output): rows are (window, query) pairs.
         n_ch = self.n_channels_
-        cols = [
-            np.where(channel == c, x, np.nan).ravel()
-            for x in (mean, std, target)
-            for c in range(n_ch)
-        ]
-        mean_c, std_c, y_c = (np.column_stack(cols[k * n_ch : (k + 1) * n_ch]) for k in range(3))
-        keep = windows.query_valid.ravel()
-        mean_c, std_c, y_c = mean_c[keep], std_c[keep], y_c[keep]
-        # Rows of other channels carry NaN moments; give them dummy finite ones (their y is
-        # NaN, so fit_conformal leaves them out).
-        std_c = np.where(np.isfinite(std_c), std_c, 1.0)
-        mean_c = np.where(np.isfinite(mean_c), mean_c, 0.0)
+        # One column per channel (MAPIE is single-output): rows are (window, query) pairs.
+        mean_c, std_c, y_c = channel_columns(
+            windows.query_loc + windows.query_scale * out.mean,
+            windows.query_scale * np.sqrt(out.variance),
+            windows.targets * windows.query_scale + windows.query_loc,
+            windows.tokens["query_channels"],
+            n_ch,
+            windows.query_valid,
+        )
         if not all(np.isfinite(y_c[:, c]).any() for c in range(n_ch)):
             warnings.warn(
                 "Some channel has no calibration target; predict_interval falls back to "
@@ -580,22 +566,20 @@ class LevyForecaster(BaseForecaster):
 
     # ------------------------------------------------------------------ sktime private API
 
-    def _pretraining_windows(self, y) -> tuple[SeriesWindows, float, pd.Timedelta | float, str]:
+    def _pretraining_windows(
+        self, y, seed: int
+    ) -> tuple[SeriesWindows, float, pd.Timedelta | float, str]:
         """Windows of every series of a pretraining panel, their context span, time unit and
         time kind, cut without touching the fitted state."""
-        saved = {k: self.__dict__.pop(k) for k in _FIT_AXIS if k in self.__dict__}
-        try:
-            series = _instances(y)
-            self._set_time_axis([frame.index for _, frame in series])
-            self._fit_scaling(series)
-            times, values = self._arrays(series)
-            windows = self._windows(times, values, "all")
-            unit, kind, span = self.time_unit_, self.time_kind_, self.context_span_
-        finally:
-            for k in _FIT_AXIS:
-                self.__dict__.pop(k, None)
-            self.__dict__.update(saved)
-        return windows, span, unit, kind
+        # The time axis and scaling of the panel are written on a shallow copy: the fitted
+        # forecaster keeps its own, and the pretrained attributes are read as they are.
+        scratch = copy.copy(self)
+        series = _instances(y)
+        scratch._set_time_axis([frame.index for _, frame in series])
+        scratch._fit_scaling(series)
+        times, values = scratch._arrays(series)
+        windows = scratch._windows(times, values, "all", seed)
+        return windows, scratch.context_span_, scratch.time_unit_, scratch.time_kind_
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on every series of the panel ``y``.
@@ -606,8 +590,9 @@ class LevyForecaster(BaseForecaster):
         self._check_params()
         for name in _PRETRAINED:  # pretrain after fit starts afresh
             self.__dict__.pop(name, None)
-        windows, span, unit, kind = self._pretraining_windows(y)
-        net = self._train_on(windows, y.shape[1], span)
+        seed = self._seed()
+        windows, span, unit, kind = self._pretraining_windows(y, seed)
+        net = self._train_on(windows, y.shape[1], span, seed)
         # Written together once training succeeded: an interrupted pretrain leaves none.
         self.pretrained_time_unit_, self.pretrained_time_kind_ = unit, kind
         self.pretrained_n_channels_ = y.shape[1]
@@ -624,15 +609,16 @@ class LevyForecaster(BaseForecaster):
                 f"{self.pretrained_n_channels_}; every pretraining panel needs the same columns."
             )
         self._check_params()
-        windows, *_ = self._pretraining_windows(y)
-        # Train a copy, so that an interrupted update leaves the pretrained network as it was.
-        net = copy.deepcopy(self.pretrained_net_)
-        # Train in float32 as in fit; inference switches back to float64 (see fit_levy_net).
-        net.module_.float()
-        with seeded(self.random_state):
-            net.partial_fit(windows.tokens, windows.targets.astype(np.float32))
-        net.module_.double()
-        self.pretrained_net_ = net
+        seed = self._seed()
+        windows, *_ = self._pretraining_windows(y, seed)
+        # A trained copy: an interrupted update leaves the pretrained network as it was.
+        self.pretrained_net_ = continue_levy_net(
+            self.pretrained_net_,
+            windows.tokens,
+            windows.targets.astype(np.float32),
+            seed,
+            self.max_epochs,
+        )
         return self
 
     def _fit(self, y, X=None, fh=None):
@@ -657,14 +643,15 @@ class LevyForecaster(BaseForecaster):
         return self
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
+        seed = self._seed()
         self._fit_scaling(series)
         times, values = self._arrays(series)
         if pretrained is None:
-            self.net_ = self._train(times, values, "train")
-            self._calibrate(times, values, "calibrate")
+            self.net_ = self._train(times, values, "train", seed)
+            self._calibrate(times, values, "calibrate", seed)
         else:
             self.net_ = pretrained
-            self._calibrate(times, values, "all")
+            self._calibrate(times, values, "all", seed)
         self._series = dict(series)
         self._set_step()
 

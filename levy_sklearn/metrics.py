@@ -1,7 +1,7 @@
 """Metrics for probabilistic predictions and uncertainty rankings (numpy/scipy only).
 
-These are the metrics of the evaluation protocol (``DESIGN.md`` §6), usable on the outputs of any
-model, not only levy-sklearn's:
+These are the metrics of the evaluation protocol (:doc:`/user_guide/trust`), usable on the
+outputs of any model, not only levy-sklearn's:
 
 * proper scoring: :func:`gaussian_crps` (closed form for a Gaussian prediction) and
   :func:`sample_crps` (an ensemble or sampler, sorted ``O(m log m)`` formula);

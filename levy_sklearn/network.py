@@ -13,7 +13,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from .attention import LevyAttention, SoftmaxAttention
+from .attention import KeySet, LevyAttention, SoftmaxAttention
 
 __all__ = ["LevyNet", "LevyNetOutput"]
 
@@ -101,7 +101,7 @@ class EncoderBlock(nn.Module):
 
     def forward(self, x: Tensor, times: Tensor, padding: Tensor) -> Tensor:
         h = self.norm1(x)
-        x = x + self.dropout(self.out_proj(self.attention(h, h, h, times, times, padding)))
+        x = x + self.dropout(self.out_proj(self.attention(h, KeySet(h, h, times, padding), times)))
         return x + self.dropout(self.ffn(self.norm2(x)))
 
 
@@ -253,6 +253,9 @@ class LevyNet(nn.Module):
         self.readout_bias = nn.Parameter(torch.zeros(n_targets))
         if attention == "softmax":
             self.variance_head = nn.Linear(d_model, n_targets)
+        # The output layer's readout, chosen once: the Lévy layer's closed-form moments, or the
+        # softmax twin's attention output and variance head.
+        self._readout = self._levy_readout if attention == "levy" else self._softmax_readout
 
     def embed(self, times: Tensor, channels: Tensor, values: Tensor) -> Tensor:
         """Token embeddings: value embedding + channel embedding + time encoding.
@@ -283,7 +286,8 @@ class LevyNet(nn.Module):
             + self.time_encoding(times)
         )
 
-    def _memory(self, times, channels, values, mask, query_times):
+    def _memory(self, times: Tensor, channels: Tensor, values: Tensor, mask: Tensor) -> KeySet:
+        """The encoded observations as the output layer's keys (values: the encoded tokens)."""
         dtype = self.readout_weight.dtype
         times, values = times.to(dtype), values.to(dtype)
         # Padded slots carry whatever the caller left there; zero them so nothing non-finite
@@ -300,19 +304,37 @@ class LevyNet(nn.Module):
         if self.positional_keys:
             position = self.channel_embedding(channels) + self.time_encoding(times)
             keys = self.memory_norm(position) + values.unsqueeze(-1) * self.key_value[channels]
-        if self.attention == "levy":
-            # Evidence counts observations only: no learned token is a key of the Lévy layer.
-            return memory, keys, times, padding, None
-        b, n_prior = x.shape[0], self.prior_tokens.shape[0]
-        prior = self.prior_tokens.expand(b, -1, -1)
-        prior_pad = padding.new_zeros(b, n_prior)
-        return (
-            torch.cat([prior, memory], dim=1),
-            torch.cat([prior, keys], dim=1),
-            torch.cat([query_times.new_zeros(b, n_prior).to(dtype), times], dim=1),
-            torch.cat([prior_pad, padding], dim=1),
-            torch.cat([~prior_pad, padding.new_zeros(padding.shape)], dim=1),
+        return KeySet(keys, memory, times, padding)
+
+    def _levy_readout(
+        self, q: Tensor, keys: KeySet, query_times: Tensor, query_channels: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        # Evidence counts observations only: no learned token is a key of the Lévy layer.
+        mean, variance, evidence, disagreement = self.cross.readout(
+            q, keys, self.readout_weight, self.readout_bias, query_channels, query_times
         )
+        return mean, variance + _VAR_FLOOR, evidence, disagreement
+
+    def _softmax_readout(
+        self, q: Tensor, keys: KeySet, query_times: Tensor, query_channels: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        # The twin has no evidence: learned prior tokens, never padding, are its only answer
+        # to a query with nothing observed. It reads no key times.
+        b, n_prior = q.shape[0], self.prior_tokens.shape[0]
+        prior = self.prior_tokens.expand(b, -1, -1)
+        keys = KeySet(
+            key=torch.cat([prior, keys.key], dim=1),
+            value=torch.cat([prior, keys.value], dim=1),
+            padding=torch.cat([keys.padding.new_zeros(b, n_prior), keys.padding], dim=1),
+        )
+        weight = self.readout_weight[query_channels]  # (B, Q, H, d)
+        bias = self.readout_bias[query_channels]
+        y = self.cross(q, keys, query_times)
+        heads = y.view(*y.shape[:2], *weight.shape[2:])
+        mean = (heads * weight).sum((-1, -2)) + bias
+        var_logit = torch.gather(self.variance_head(y), -1, query_channels.unsqueeze(-1))
+        zeros = mean.new_zeros(*mean.shape, weight.shape[2])
+        return mean, F.softplus(var_logit.squeeze(-1)) + _VAR_FLOOR, zeros, zeros
 
     def _drop_tokens(self, mask: Tensor) -> Tensor:
         """Training only: thin the observed tokens of a random ``token_dropout`` share of rows."""
@@ -373,32 +395,10 @@ class LevyNet(nn.Module):
         """
         dtype = self.readout_weight.dtype
         query_times = query_times.to(dtype)
-        memory, keys, key_times, key_padding, key_timeless = self._memory(
-            times, channels, values, self._drop_tokens(mask.bool()), query_times
+        keys = self._memory(times, channels, values, self._drop_tokens(mask.bool()))
+        return self._readout(
+            self._queries(query_times, query_channels), keys, query_times, query_channels
         )
-        q = self._queries(query_times, query_channels)
-        if self.attention == "softmax":
-            weight = self.readout_weight[query_channels]  # (B, Q, H, d)
-            bias = self.readout_bias[query_channels]
-            y = self.cross(q, keys, memory, query_times, key_times, key_padding, key_timeless)
-            heads = y.view(*y.shape[:2], *weight.shape[2:])
-            mean = (heads * weight).sum((-1, -2)) + bias
-            var_logit = torch.gather(self.variance_head(y), -1, query_channels.unsqueeze(-1))
-            zeros = mean.new_zeros(*mean.shape, weight.shape[2])
-            return mean, F.softplus(var_logit.squeeze(-1)) + _VAR_FLOOR, zeros, zeros
-        mean, variance, evidence, disagreement = self.cross.readout(
-            q,
-            keys,
-            memory,
-            self.readout_weight,
-            self.readout_bias,
-            query_channels,
-            query_times,
-            key_times,
-            key_padding,
-            key_timeless,
-        )
-        return mean, variance + _VAR_FLOOR, evidence, disagreement
 
     @torch.no_grad()
     def sample(
@@ -449,20 +449,10 @@ class LevyNet(nn.Module):
             raise ValueError("Sampling needs attention='levy'.")
         dtype = self.readout_weight.dtype
         query_times = query_times.to(dtype)
-        memory, keys, key_times, key_padding, key_timeless = self._memory(
-            times, channels, values, mask.bool(), query_times
-        )
+        keys = self._memory(times, channels, values, mask.bool())
         q = self._queries(query_times, query_channels)
         draws = self.cross.sample(
-            q,
-            keys,
-            memory,
-            query_times,
-            key_times,
-            key_padding,
-            key_timeless,
-            n_samples=n_samples,
-            generator=generator,
+            q, keys, query_times, n_samples=n_samples, generator=generator
         )  # (S, B, H, Q, d)
         weight = self.readout_weight[query_channels]  # (B, Q, H, d)
         return torch.einsum("sbhqd,bqhd->sbq", draws, weight) + self.readout_bias[query_channels]

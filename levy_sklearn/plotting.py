@@ -288,7 +288,7 @@ def plot_uncertainty_breakdown(
 ) -> Axes:
     """Scatter of evidence ``Λ`` (log scale) against disagreement, coloured by ``|error|``.
 
-    The two signals of Lévy attention (``DESIGN.md`` §2): the variance is roughly
+    The two signals of Lévy attention (:doc:`/user_guide/levy_attention`): the variance is roughly
     disagreement × ψ(evidence), so points with low evidence (left) or high disagreement (top)
     are the ones the model trusts least. Colouring by the error shows which signal tracks it.
 

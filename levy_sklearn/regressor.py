@@ -8,12 +8,11 @@ pass. The skorch layer in :mod:`levy_sklearn.training` trains it.
 
 from __future__ import annotations
 
-import copy
 import math
 import numbers
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -26,18 +25,19 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .adapters import check_magnitude, column_scaling, tokens_from_rows
+from ._hyperparameters import LevyHyperparameters, shared_docs
 from .conformal import ConformalCalibrator, _gaussian_bounds, check_coverage
-from .network import ATTENTION_KINDS, LevyNetOutput
+from .tokens import tokens_from_rows
 from .training import (
-    LOSSES,
     NET_PARAMS,
     SAMPLE_WEIGHT,
     LevyNeuralNet,
+    continue_levy_net,
     fit_levy_net,
     make_levy_net,
-    seeded,
+    predict_in_chunks,
 )
+from .validation import check_magnitude, column_scaling
 
 __all__ = ["LevyAttentionRegressor"]
 
@@ -45,8 +45,6 @@ __all__ = ["LevyAttentionRegressor"]
 # such as those of sklearn's estimator checks, cannot be split at all): train on every row.
 _MIN_VALIDATION_ROWS = 5
 _INTERVAL_METHODS = ("gaussian", "conformal")
-# Learning-rate multiplier for the log-scale scalars of the Lévy layers (see fit).
-_LOG_PARAM_LR = 10.0
 # Integer sample weights up to this many times the row count are applied by repeating rows.
 _MAX_REPEAT = 10
 # Rows tokenised and predicted at a time (see _moments).
@@ -83,11 +81,8 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def _is_real(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
+@shared_docs
+class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator):
     """Probabilistic regressor with single-pass predictive uncertainty from Lévy attention.
 
     Every row of ``X`` is read as a *set of observations*: one token per observed feature
@@ -102,41 +97,9 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    d_model : int, default=32
-        Embedding size (a multiple of ``n_heads``).
-    n_heads : int, default=4
-        Attention heads per layer.
     n_windowed_heads : int, default=0
         Of those, heads with a learned soft look-back window over ``feature_times`` (useful for
         rows of lags); the others see every token.
-    n_layers : int, default=0
-        Encoder blocks (self-attention between a row's tokens) before the output layer.
-    attention : {"levy", "softmax"}, default="levy"
-        ``"softmax"`` builds the baseline twin (standard attention and a variance head);
-        its ``evidence`` and ``disagreement`` are zeros.
-    dropout : float, default=0.0
-        Dropout in the residual branches during training.
-    loss : {"crps", "nll", "beta_nll", "mse"}, default="crps"
-        Training objective on standardised targets: closed-form Gaussian CRPS, Gaussian
-        negative log-likelihood, β-NLL (NLL weighted by the detached σ, see
-        :class:`~levy_sklearn.training.GaussianScore`), or squared error of the mean followed
-        by a one-scalar
-        calibration of σ on the validation split (on the training rows when there is none).
-    lr : float, default=5e-3
-        AdamW learning rate (cosine-annealed over ``max_epochs``).
-    max_epochs : int, default=40
-        Maximum number of passes over the training rows.
-    batch_size : int, default=64
-        Rows per gradient step (and per inference batch).
-    validation_fraction : float, default=0.0
-        Share of the training rows held out (seeded) for early stopping and, with
-        ``loss="mse"``, for calibrating σ. ``0`` trains on every row for ``max_epochs``.
-        Ignored when it would hold out fewer than 5 rows.
-    patience : int or None, default=20
-        Stop after this many epochs without a better validation loss and restore the best
-        weights; ``None`` never stops early.
-    weight_decay : float, default=1e-4
-        AdamW weight decay.
     feature_times : array-like of shape (n_features,), default=None
         Time of each column relative to the target, which is at time 0 (e.g. ``-lag`` for a
         row of lags), turning a row into a continuous-time window. Times are divided by their
@@ -156,20 +119,6 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         feature and the output layer's learned prior (the answer when nothing is observed)
         learns the spread of ``y`` itself, so σ grows as features go missing. ``0`` trains
         on the rows as given.
-    device : {"cpu", "cuda", "auto"} or str, default="cpu"
-        Torch device for training and inference (also ``"cuda:<index>"``, ``"mps"``);
-        ``"auto"`` takes CUDA when available, else the CPU. An unknown or absent device is
-        a ``ValueError`` at ``fit``. Fits are bitwise reproducible on CPU; on a GPU, some
-        CUDA kernels accumulate in a varying order, so repeated fits can differ in the last
-        bits unless ``torch.use_deterministic_algorithms(True)`` is set (with
-        ``CUBLAS_WORKSPACE_CONFIG=:4096:8``), and results differ between GPU models.
-    random_state : int, RandomState instance or None, default=None
-        Seeds weight initialisation, shuffling, dropout and the validation split. Pass an int
-        for reproducible fits; ``None`` draws a seed from NumPy's global generator (the
-        scikit-learn convention).
-    verbose : int, default=0
-        ``> 0`` prints skorch's per-epoch progress table (its ``lr`` column is ``lr`` as
-        scheduled; the log-scale scalars of the Lévy layers train at 10 times that rate).
     warm_start : bool, default=False
         If ``True`` and the estimator is fitted, ``fit`` continues training the fitted
         network on the rows it is given (e.g. new rows) for ``max_epochs`` more epochs,
@@ -177,6 +126,7 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         standardisation, ``feature_times`` and network shape of the first fit are kept
         (changes to them are ignored), ``X`` must have the same columns and ``y`` the same
         targets; ``conformal_`` is removed. ``False``: every ``fit`` starts afresh.
+    <shared hyperparameters>
 
     Attributes
     ----------
@@ -225,9 +175,9 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
     (σ ranks the errors); 4 heads (value width 8) and ``observation_dropout=0.5`` by the
     ablation in ``benchmarks/results/ablation_sigma.md`` (claims cells, seeds other than the
     reported ones: σ ranked errors best and stayed calibrated as features went missing); a
-    fit of a few hundred rows takes about two seconds on one CPU core. Early stopping on a held-out share of such small data cost more accuracy than it
-    saved, so it is off by default: set ``validation_fraction`` (and ``patience``) for
-    larger data.
+    fit of a few hundred rows takes about two seconds on one CPU core. Early stopping on a
+    held-out share of such small data cost more accuracy than it saved, so it is off by
+    default: set ``validation_fraction`` (and ``patience``) for larger data.
 
     With ``random_state=None`` every fit is seeded afresh from NumPy's global generator;
     scikit-learn's ``check_estimator`` sets an int where it compares fits.
@@ -251,8 +201,16 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
     (2,)
     """
 
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        **LevyHyperparameters._parameter_constraints,
+        "feature_times": ["array-like", None],
+        "positional_keys": ["boolean"],
+        "warm_start": ["boolean"],
+    }
+
     def __init__(
         self,
+        *,
         d_model: int = 32,
         n_heads: int = 4,
         n_windowed_heads: int = 0,
@@ -307,54 +265,6 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         return hasattr(self, "net_")
 
     # ------------------------------------------------------------------ validation
-    def _check_params(self) -> None:
-        """Raise a ValueError naming the bad hyperparameter and what would be valid."""
-        problems = []
-        if self.loss not in LOSSES:
-            problems.append(f"loss={self.loss!r} must be one of {LOSSES}")
-        if self.attention not in ATTENTION_KINDS:
-            problems.append(f"attention={self.attention!r} must be one of {ATTENTION_KINDS}")
-        for name in ("d_model", "n_heads", "max_epochs", "batch_size"):
-            value = getattr(self, name)
-            if not _is_int(value) or value < 1:
-                problems.append(f"{name}={value!r} must be an int >= 1")
-        if not _is_int(self.n_layers) or self.n_layers < 0:
-            problems.append(f"n_layers={self.n_layers!r} must be an int >= 0")
-        if _is_int(self.d_model) and _is_int(self.n_heads) and self.n_heads >= 1:
-            if self.d_model % self.n_heads:
-                problems.append(
-                    f"d_model={self.d_model} must be a multiple of n_heads={self.n_heads}"
-                )
-            if not _is_int(self.n_windowed_heads) or not (
-                0 <= self.n_windowed_heads <= self.n_heads
-            ):
-                problems.append(
-                    f"n_windowed_heads={self.n_windowed_heads!r} must be an int between 0 "
-                    f"and n_heads={self.n_heads}"
-                )
-        if not _is_real(self.dropout) or not 0 <= self.dropout < 1:
-            problems.append(f"dropout={self.dropout!r} must be a float in [0, 1)")
-        if not _is_real(self.lr) or not self.lr > 0:
-            problems.append(f"lr={self.lr!r} must be a float > 0")
-        if not _is_real(self.validation_fraction) or not 0 <= self.validation_fraction < 1:
-            problems.append(
-                f"validation_fraction={self.validation_fraction!r} must be a float in [0, 1)"
-            )
-        if self.patience is not None and (not _is_int(self.patience) or self.patience < 1):
-            problems.append(f"patience={self.patience!r} must be None or an int >= 1")
-        if not _is_real(self.observation_dropout) or not 0 <= self.observation_dropout <= 1:
-            problems.append(
-                f"observation_dropout={self.observation_dropout!r} must be a float in [0, 1]"
-            )
-        if not _is_real(self.weight_decay) or self.weight_decay < 0:
-            problems.append(f"weight_decay={self.weight_decay!r} must be a float >= 0")
-        if not isinstance(self.warm_start, bool | np.bool_):
-            problems.append(f"warm_start={self.warm_start!r} must be True or False")
-        if problems:
-            raise ValueError(
-                f"Invalid hyperparameters for {type(self).__name__}: " + "; ".join(problems) + "."
-            )
-
     def _check_feature_times(self, n_features: int) -> tuple[NDArray, float]:
         """Scaled per-column token times and the scale, from ``feature_times``."""
         if self.feature_times is None:
@@ -434,13 +344,14 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             self.x_mean_, self.x_scale_ = column_scaling(X, weights)
             self.y_mean_, self.y_scale_ = column_scaling(Y, weights)
 
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        seed = self._draw_seed()
         target = ((Y - self.y_mean_) / self.y_scale_).astype(np.float32)
         tokens = self._tokens(X)
         if weights is not None:
             tokens[SAMPLE_WEIGHT] = weights.astype(np.float32)
         if warm:
-            self.net_ = self._continue_training(tokens, target, seed)
+            # A trained copy: an interrupted or failed fit leaves the fitted model as it was.
+            self.net_ = continue_levy_net(self.net_, tokens, target, seed, self.max_epochs)
             self.__dict__.pop("conformal_", None)
             return self
         params = {name: getattr(self, name) for name in NET_PARAMS}
@@ -453,17 +364,10 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             n_targets=self.n_targets_,
             positional_keys=bool(self.positional_keys),
             token_dropout=float(self.observation_dropout),
-            # Output heads start at rates 1 … 1000: some where evidence is plentiful (precise
-            # means), some where it is scarce (σ that tracks how much of the row was seen).
-            rate=np.logspace(0, 3, self.n_heads).tolist(),
+            recipe="rows",
             **params,
         )
-        # The Lévy layer's positive scalars (rate, sharpness, bandwidth, look-back) live on the
-        # log scale, where Adam's steps of about ``lr`` would take thousands of steps to move
-        # a rate by a factor of 10; they get a larger learning rate.
-        net.set_params(optimizer__param_groups=[("*log_*", {"lr": _LOG_PARAM_LR * self.lr})])
-        net = fit_levy_net(net, tokens, target, seed)
-        self.net_: LevyNeuralNet = net
+        self.net_: LevyNeuralNet = fit_levy_net(net, tokens, target, seed)
         return self
 
     def _check_fit_data(
@@ -522,21 +426,6 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
             )
         return X, Y, weights
 
-    def _continue_training(
-        self, tokens: dict[str, NDArray], target: NDArray, seed: int
-    ) -> LevyNeuralNet:
-        """``warm_start``: the fitted net trained ``max_epochs`` more epochs on ``tokens``."""
-        # Train a copy (in float32, as in the first fit), so that an interrupted or failed
-        # fit leaves the fitted model as it was.
-        net = copy.deepcopy(self.net_)
-        net.module_.float()
-        with seeded(seed):
-            net.partial_fit(tokens, target, epochs=self.max_epochs)
-        net.module_.double()
-        if self.loss == "mse":
-            net.calibrate(tokens, target)
-        return net
-
     def _tokens(self, X: NDArray) -> dict[str, NDArray]:
         return tokens_from_rows(
             (X - self.x_mean_) / self.x_scale_, self.n_targets_, self.feature_times_
@@ -556,11 +445,13 @@ class LevyAttentionRegressor(RegressorMixin, BaseEstimator):
         X = self._check_X(X)
         # Tokens take four arrays per cell: build them a chunk of rows at a time, so that
         # prediction adds memory for its outputs only (benchmarks/memory.py measures it).
-        chunks = [
-            self.net_.predict_moments(self._tokens(X[start : start + _PREDICT_CHUNK]))
-            for start in range(0, len(X), _PREDICT_CHUNK)
-        ]
-        out = LevyNetOutput(*(np.concatenate(part) for part in zip(*chunks, strict=True)))
+        out = predict_in_chunks(
+            self.net_,
+            (
+                self._tokens(X[start : start + _PREDICT_CHUNK])
+                for start in range(0, len(X), _PREDICT_CHUNK)
+            ),
+        )
         mean = out.mean * self.y_scale_ + self.y_mean_
         std = np.sqrt(out.variance) * self.y_scale_
         disagreement = out.disagreement * self.y_scale_[:, None] ** 2

@@ -7,9 +7,10 @@ score that with a proper scoring rule.
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,8 +21,8 @@ from skorch.callbacks import EarlyStopping, LRScheduler
 from skorch.dataset import ValidSplit
 from torch import Tensor, nn
 
-from .adapters import take_tokens
 from .network import LevyNet, LevyNetOutput
+from .tokens import take_tokens
 
 __all__ = [
     "BaseLRScheduler",
@@ -30,9 +31,12 @@ __all__ = [
     "LOSSES",
     "NET_PARAMS",
     "SAMPLE_WEIGHT",
+    "RECIPES",
     "check_device",
+    "continue_levy_net",
     "fit_levy_net",
     "make_levy_net",
+    "predict_in_chunks",
     "seeded",
 ]
 
@@ -62,6 +66,15 @@ NET_PARAMS = (
     "random_state",
     "verbose",
 )
+#: Training recipes (``recipe`` of :func:`make_levy_net`), each tuned for its inputs.
+#: ``"rows"`` (tables, :class:`~levy_sklearn.regressor.LevyAttentionRegressor`): the output
+#: heads start at rates spread over three decades, and the log-scale scalars of the Lévy
+#: layers train at 10 times ``lr``. ``"windows"`` (series windows,
+#: :class:`~levy_sklearn.forecaster.LevyForecaster`): every head starts at rate 1, one
+#: learning rate for all parameters.
+RECIPES = ("rows", "windows")
+# Learning-rate multiplier of the log-scale scalars in the "rows" recipe (see make_levy_net).
+_LOG_PARAM_LR = 10.0
 #: Key of the optional per-row weights in a token dict (see :class:`LevyNeuralNet`).
 SAMPLE_WEIGHT = "sample_weight"
 _SQRT_PI = math.sqrt(math.pi)
@@ -178,7 +191,7 @@ class LevyNeuralNet(NeuralNet):
     Examples
     --------
     >>> import numpy as np
-    >>> from levy_sklearn.adapters import tokens_from_rows
+    >>> from levy_sklearn.tokens import tokens_from_rows
     >>> from levy_sklearn.regressor import LevyAttentionRegressor
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
@@ -239,7 +252,7 @@ class LevyNeuralNet(NeuralNet):
         Examples
         --------
         >>> import numpy as np
-        >>> from levy_sklearn.adapters import tokens_from_rows
+        >>> from levy_sklearn.tokens import tokens_from_rows
         >>> from levy_sklearn.regressor import LevyAttentionRegressor
         >>> X = np.random.default_rng(0).normal(size=(50, 3))
         >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
@@ -290,7 +303,7 @@ class LevyNeuralNet(NeuralNet):
         Examples
         --------
         >>> import numpy as np
-        >>> from levy_sklearn.adapters import tokens_from_rows
+        >>> from levy_sklearn.tokens import tokens_from_rows
         >>> from levy_sklearn.regressor import LevyAttentionRegressor
         >>> X = np.random.default_rng(0).normal(size=(50, 3))
         >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
@@ -341,7 +354,7 @@ class LevyNeuralNet(NeuralNet):
         Examples
         --------
         >>> import numpy as np
-        >>> from levy_sklearn.adapters import tokens_from_rows
+        >>> from levy_sklearn.tokens import tokens_from_rows
         >>> from levy_sklearn.regressor import LevyAttentionRegressor
         >>> X = np.random.default_rng(0).normal(size=(50, 3))
         >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
@@ -468,9 +481,9 @@ def make_levy_net(
     device: str,
     random_state: int | None,
     verbose: int,
+    recipe: str = "windows",
     bandwidth: float = 1.0,
     lookback: float = 4.0,
-    rate: float | Sequence[float] = 1.0,
     positional_keys: bool = False,
     token_dropout: float = 0.0,
 ) -> LevyNeuralNet:
@@ -506,10 +519,10 @@ def make_levy_net(
         Seeds the validation split (the rest is seeded by :func:`fit_levy_net`).
     verbose : int
         skorch's verbosity.
+    recipe : {"rows", "windows"}, default="windows"
+        The training recipe (see :data:`RECIPES`).
     bandwidth, lookback : float, default=1.0, 4.0
         Initial mollifier bandwidth and look-back of the Lévy heads.
-    rate : float or sequence of float, default=1.0
-        Initial rate ``ρ`` of the output layer's heads.
     positional_keys : bool, default=False
         See :class:`~levy_sklearn.network.LevyNet`.
     token_dropout : float, default=0.0
@@ -532,6 +545,18 @@ def make_levy_net(
     >>> net.max_epochs, net.criterion__loss, net.initialized_
     (2, 'crps', False)
     """
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe={recipe!r} must be one of {RECIPES}.")
+    rate: float | list[float] = 1.0
+    param_groups = []
+    if recipe == "rows":
+        # Output heads start at rates 1 … 1000: some where evidence is plentiful (precise
+        # means), some where it is scarce (σ that tracks how much of the row was seen).
+        rate = np.logspace(0, 3, n_heads).tolist()
+        # The Lévy layer's positive scalars (rate, sharpness, bandwidth, look-back) live on
+        # the log scale, where Adam's steps of about ``lr`` would take thousands of steps to
+        # move a rate by a factor of 10; they get a larger learning rate.
+        param_groups = [("*log_*", {"lr": _LOG_PARAM_LR * lr})]
     callbacks: list[tuple[str, Any]] = [
         ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
     ]
@@ -559,6 +584,7 @@ def make_levy_net(
         criterion__loss=loss,
         optimizer=torch.optim.AdamW,
         optimizer__weight_decay=weight_decay,
+        optimizer__param_groups=param_groups,
         lr=lr,
         max_epochs=max_epochs,
         batch_size=batch_size,
@@ -603,7 +629,7 @@ def fit_levy_net(
     Examples
     --------
     >>> import numpy as np
-    >>> from levy_sklearn.adapters import tokens_from_rows
+    >>> from levy_sklearn.tokens import tokens_from_rows
     >>> from levy_sklearn.training import fit_levy_net, make_levy_net
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> tokens, y = tokens_from_rows(X), X[:, :1].astype(np.float32)
@@ -628,3 +654,98 @@ def fit_levy_net(
             _, valid = net.get_split_datasets(X, y)
             net.calibrate(take_tokens(X, valid.indices), y[valid.indices])
     return net
+
+
+def continue_levy_net(
+    net: LevyNeuralNet,
+    X: Mapping[str, np.ndarray],
+    y: np.ndarray,
+    random_state: int | None,
+    epochs: int,
+) -> LevyNeuralNet:
+    """Train a copy of a fitted net ``epochs`` more epochs (warm start, pretraining updates).
+
+    The copy trains in float32 from the net's weights and optimiser state, with a new cosine
+    learning-rate cycle, as :func:`fit_levy_net` trains; σ is recalibrated for
+    ``loss="mse"``, and inference switches back to float64. ``net`` itself is left as it
+    was, so an interrupted or failed call changes nothing.
+
+    Parameters
+    ----------
+    net : LevyNeuralNet
+        A net trained by :func:`fit_levy_net`.
+    X : dict of array
+        Token arrays.
+    y : ndarray of shape (n, Q)
+        float32 targets (``NaN`` = unobserved).
+    random_state : int or None
+        Seed of every random choice of the further training.
+    epochs : int
+        Passes over ``X``.
+
+    Returns
+    -------
+    LevyNeuralNet
+        The trained copy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.tokens import tokens_from_rows
+    >>> from levy_sklearn.training import continue_levy_net, fit_levy_net, make_levy_net
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> tokens, y = tokens_from_rows(X), X[:, :1].astype(np.float32)
+    >>> net = fit_levy_net(make_levy_net(
+    ...     n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0, n_layers=0,
+    ...     attention="levy", dropout=0.0, loss="crps", lr=1e-2, max_epochs=2, batch_size=32,
+    ...     validation_fraction=0.0, patience=None, weight_decay=0.0, device="cpu",
+    ...     random_state=0, verbose=0), tokens, y, random_state=0)
+    >>> more = continue_levy_net(net, tokens, y, random_state=0, epochs=3)
+    >>> len(net.history), len(more.history), more.module_.readout_bias.dtype
+    (2, 5, torch.float64)
+    """
+    net = copy.deepcopy(net)
+    net.module_.float()
+    with seeded(random_state):
+        net.partial_fit(X, y, epochs=epochs)
+    net.module_.double()
+    if net.criterion__loss == "mse":
+        net.calibrate(X, y)
+    return net
+
+
+def predict_in_chunks(
+    net: LevyNeuralNet, chunks: Iterable[Mapping[str, np.ndarray]]
+) -> LevyNetOutput:
+    """:meth:`LevyNeuralNet.predict_moments` of every chunk of token arrays, concatenated.
+
+    Token arrays take several values per observed cell: building them a chunk of rows at a
+    time keeps the memory of a prediction to its outputs.
+
+    Parameters
+    ----------
+    net : LevyNeuralNet
+        A trained net.
+    chunks : iterable of dict of array
+        Token arrays, one dict per chunk of rows (e.g. a generator).
+
+    Returns
+    -------
+    LevyNetOutput
+        The outputs of every row, in order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.regressor import LevyAttentionRegressor
+    >>> from levy_sklearn.tokens import tokens_from_rows
+    >>> from levy_sklearn.training import predict_in_chunks
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
+    >>> out = predict_in_chunks(net, (tokens_from_rows(X[i : i + 20]) for i in range(0, 50, 20)))
+    >>> whole = net.predict_moments(tokens_from_rows(X))
+    >>> out.mean.shape, bool(np.allclose(out.mean, whole.mean))
+    ((50, 1), True)
+    """
+    parts = [net.predict_moments(chunk) for chunk in chunks]
+    return LevyNetOutput(*(np.concatenate(part) for part in zip(*parts, strict=True)))

@@ -9,7 +9,7 @@ import torch
 from scipy import special, stats
 
 from levy_sklearn import psi
-from levy_sklearn.attention import LevyAttention, SoftmaxAttention, readout_moments
+from levy_sklearn.attention import KeySet, LevyAttention, SoftmaxAttention, readout_moments
 
 GRID = np.logspace(-8, 6, 141)
 
@@ -146,7 +146,8 @@ def reference_weights(layer, q, kv, qt, kt, mask):
 def test_weights_and_evidence_match_definition(seed):
     layer = random_layer(seed)
     inputs = random_inputs(seed)
-    m = layer.moments(*inputs[:2], inputs[1], *inputs[2:])
+    q, kv, qt, kt, mask = inputs
+    m = layer.moments(q, KeySet(kv, kv, kt, mask), qt)
     ref_a, ref_lam = reference_weights(layer, *inputs)
     np.testing.assert_allclose(m.weights.detach().numpy(), ref_a, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(m.evidence.detach().numpy(), ref_lam, rtol=1e-9)
@@ -171,9 +172,9 @@ def test_closed_forms_match_monte_carlo(seed, heads, windowed, rate):
     layer = random_layer(seed, heads, windowed, rate=rate)
     q, kv, qt, kt, mask = random_inputs(seed)
     with torch.no_grad():
-        m = layer.moments(q, kv, kv, qt, kt, mask)
+        m = layer.moments(q, KeySet(kv, kv, kt, mask), qt)
         gen = torch.Generator().manual_seed(seed)
-        draws = layer.sample(q, kv, kv, qt, kt, mask, n_samples=N_DRAWS, generator=gen)
+        draws = layer.sample(q, KeySet(kv, kv, kt, mask), qt, n_samples=N_DRAWS, generator=gen)
     # Mean of every component.
     mc_mean = draws.mean(0)
     se_mean = draws.std(0) / math.sqrt(N_DRAWS)
@@ -193,25 +194,26 @@ def test_closed_forms_match_monte_carlo(seed, heads, windowed, rate):
 
 
 def _moments(layer, q, kv, qt, kt, mask):
-    return layer.moments(q, kv, kv, qt, kt, mask)
+    return layer.moments(q, KeySet(kv, kv, kt, mask), qt)
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_fused_forward_equals_closed_form_mean(seed):
     layer = random_layer(seed, n_heads=3, n_windowed=seed % 3, rate=10.0 ** (seed - 1))
     q, kv, qt, kt, mask = random_inputs(seed)
-    m = layer.moments(q, kv, kv, qt, kt, mask)
+    m = layer.moments(q, KeySet(kv, kv, kt, mask), qt)
     expected = m.mean.transpose(1, 2).reshape(q.shape)
-    torch.testing.assert_close(layer(q, kv, kv, qt, kt, mask), expected)
+    torch.testing.assert_close(layer(q, KeySet(kv, kv, kt, mask), qt), expected)
     # Without autograd, forward takes the kernel's logsumexp instead of the sentinel key.
     with torch.no_grad():
-        torch.testing.assert_close(layer(q, kv, kv, qt, kt, mask), expected)
+        torch.testing.assert_close(layer(q, KeySet(kv, kv, kt, mask), qt), expected)
     all_padded = torch.ones_like(mask)
-    m0 = layer.moments(q, kv, kv, qt, kt, all_padded)
+    m0 = layer.moments(q, KeySet(kv, kv, kt, all_padded), qt)
     for grad in (True, False):
         with torch.set_grad_enabled(grad):
             torch.testing.assert_close(
-                layer(q, kv, kv, qt, kt, all_padded), m0.mean.transpose(1, 2).reshape(q.shape)
+                layer(q, KeySet(kv, kv, kt, all_padded), qt),
+                m0.mean.transpose(1, 2).reshape(q.shape),
             )
 
 
@@ -227,10 +229,10 @@ def test_fused_readout_equals_materialised_readout(seed):
     weight = torch.randn(5, 2, 3, generator=g, dtype=torch.float64)
     bias = torch.randn(5, generator=g, dtype=torch.float64)
     channels = torch.randint(0, 5, q.shape[:2], generator=g)
-    m = layer.moments(q, kv, kv, qt, kt, mask)
+    m = layer.moments(q, KeySet(kv, kv, kt, mask), qt)
     mean, var, dis = readout_moments(m, weight[channels], bias[channels])
     with torch.no_grad():
-        fused = layer.readout(q, kv, kv, weight, bias, channels, qt, kt, mask)
+        fused = layer.readout(q, KeySet(kv, kv, kt, mask), weight, bias, channels, qt)
     reference = (mean, var, m.evidence.transpose(1, 2), dis)
     for got, want in zip(fused, reference, strict=True):
         torch.testing.assert_close(got, want.detach(), rtol=1e-9, atol=1e-12)
@@ -312,8 +314,8 @@ def test_gradcheck_layer_float64():
     q, kv, qt, kt, mask = random_inputs(10, batch=1, n_query=2, n_key=4)
 
     def fn(q, kv, qt, kt):
-        m = layer.moments(q, kv, kv, qt, kt, mask)
-        return m.mean, m.trace_variance, m.evidence, layer(q, kv, kv, qt, kt, mask)
+        m = layer.moments(q, KeySet(kv, kv, kt, mask), qt)
+        return m.mean, m.trace_variance, m.evidence, layer(q, KeySet(kv, kv, kt, mask), qt)
 
     args = tuple(x.requires_grad_() for x in (q, kv, qt, kt))
     assert torch.autograd.gradcheck(fn, args)
@@ -326,8 +328,8 @@ def test_bad_configuration_errors():
         LevyAttention(8, num_heads=2, num_windowed_heads=3)
     layer = LevyAttention(8, num_heads=2, num_windowed_heads=1)
     x = torch.randn(1, 3, 8)
-    with pytest.raises(ValueError, match="query_times and key_times"):
-        layer(x, x, x)
+    with pytest.raises(ValueError, match="query_times and the keys' times"):
+        layer(x, KeySet(x, x))
 
 
 def test_softmax_twin_is_scaled_dot_product_attention():
@@ -344,4 +346,4 @@ def test_softmax_twin_is_scaled_dot_product_attention():
         )
         mha.out_proj.weight.copy_(torch.eye(8))
         mha.out_proj.bias.zero_()
-    torch.testing.assert_close(layer(q, kv, kv), mha(q, kv, kv, need_weights=False)[0])
+    torch.testing.assert_close(layer(q, KeySet(kv, kv)), mha(q, kv, kv, need_weights=False)[0])

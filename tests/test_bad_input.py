@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import TINY_FC, TINY_REG
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 from sktime.exceptions import NotFittedError as SktimeNotFittedError
@@ -29,20 +30,6 @@ from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.training import LevyNeuralNet
 
 torch.set_num_threads(1)
-
-TINY_REG = {"d_model": 8, "n_heads": 2, "max_epochs": 3, "random_state": 0}
-TINY_FC = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_windowed_heads": 1,
-    "n_layers": 0,
-    "max_epochs": 3,
-    "batch_size": 64,
-    "context_length": 8,
-    "max_horizon": 4,
-    "windows_per_series": 30,
-    "random_state": 0,
-}
 
 
 def table(n=60, p=3, seed=0):

@@ -1,6 +1,7 @@
 """scikit-learn's estimator checks on LevyAttentionRegressor, with no expected failure."""
 
 import torch
+from conftest import FAST_REG
 from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
 from levy_sklearn.regressor import LevyAttentionRegressor
@@ -10,10 +11,9 @@ from levy_sklearn.regressor import LevyAttentionRegressor
 torch.set_num_threads(1)
 
 # Small and short, yet it must really learn: check_regressors_train asks for R² > 0.5.
-FAST = {"d_model": 16, "n_heads": 4, "max_epochs": 10, "random_state": 0}
 
 
-@parametrize_with_checks([LevyAttentionRegressor(**FAST)])
+@parametrize_with_checks([LevyAttentionRegressor(**FAST_REG)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

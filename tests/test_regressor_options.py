@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from conftest import TINY_REG
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -16,8 +17,6 @@ from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.training import LevyNeuralNet, seeded
 
 torch.set_num_threads(1)
-
-TINY = {"d_model": 8, "n_heads": 2, "max_epochs": 3, "random_state": 0}
 
 
 def table(n=80, p=3, seed=0):
@@ -30,14 +29,14 @@ def test_float32_targets_fit_without_overflow_warning_and_like_float64():
     X, y = table()
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        reg32 = LevyAttentionRegressor(**TINY).fit(X, y.astype(np.float32))
-    reg64 = LevyAttentionRegressor(**TINY).fit(X, y.astype(np.float32).astype(np.float64))
+        reg32 = LevyAttentionRegressor(**TINY_REG).fit(X, y.astype(np.float32))
+    reg64 = LevyAttentionRegressor(**TINY_REG).fit(X, y.astype(np.float32).astype(np.float64))
     np.testing.assert_array_equal(reg32.predict(X), reg64.predict(X))
 
 
 def test_verbose_reports_the_set_learning_rate_not_the_log_parameters_rate(capsys):
     X, y = table()
-    reg = LevyAttentionRegressor(**{**TINY, "lr": 5e-3, "verbose": 1}).fit(X, y)
+    reg = LevyAttentionRegressor(**{**TINY_REG, "lr": 5e-3, "verbose": 1}).fit(X, y)
     recorded = reg.net_.history[:, "event_lr"]
     # The cosine schedule starts at lr: epoch 1 reports the set rate itself.
     assert recorded[0] == pytest.approx(5e-3)
@@ -50,7 +49,7 @@ def test_verbose_reports_the_set_learning_rate_not_the_log_parameters_rate(capsy
 
 def test_conformalize_rejects_too_few_rows_at_once():
     X, y = table(120)
-    reg = LevyAttentionRegressor(**TINY).fit(X[:80], y[:80])
+    reg = LevyAttentionRegressor(**TINY_REG).fit(X[:80], y[:80])
     with pytest.raises(ValueError, match=r"5 rows, too few .* at least 10 calibration rows"):
         reg.conformalize(X[80:85], y[80:85])
     assert not hasattr(reg, "conformal_")
@@ -70,11 +69,11 @@ def test_sample_weight_is_a_fit_parameter():
 def test_zero_weight_is_removing_the_row_and_equal_weights_are_none():
     X, y = table(90)
     w = np.r_[np.ones(60), np.zeros(30)]
-    subset = LevyAttentionRegressor(**TINY).fit(X[:60], y[:60]).predict(X)
-    weighted = LevyAttentionRegressor(**TINY).fit(X, y, sample_weight=w).predict(X)
+    subset = LevyAttentionRegressor(**TINY_REG).fit(X[:60], y[:60]).predict(X)
+    weighted = LevyAttentionRegressor(**TINY_REG).fit(X, y, sample_weight=w).predict(X)
     np.testing.assert_array_equal(weighted, subset)
-    plain = LevyAttentionRegressor(**TINY).fit(X, y).predict(X)
-    twos = LevyAttentionRegressor(**TINY).fit(X, y, sample_weight=2 * np.ones(90)).predict(X)
+    plain = LevyAttentionRegressor(**TINY_REG).fit(X, y).predict(X)
+    twos = LevyAttentionRegressor(**TINY_REG).fit(X, y, sample_weight=2 * np.ones(90)).predict(X)
     np.testing.assert_array_equal(twos, plain)
 
 
@@ -86,7 +85,7 @@ def test_weights_pull_the_fit_toward_the_weighted_least_squares_line():
     y = np.r_[x[:200], -x[200:]] + 0.05 * rng.normal(size=400)
     w = np.r_[np.ones(200), 3 * np.ones(200)]
     slope, intercept = np.polyfit(x, y, 1, w=np.sqrt(w))  # polyfit squares its weights
-    params = {**TINY, "loss": "mse", "max_epochs": 30, "observation_dropout": 0.0}
+    params = {**TINY_REG, "loss": "mse", "max_epochs": 30, "observation_dropout": 0.0}
     reg = LevyAttentionRegressor(**params).fit(x[:, None], y, sample_weight=w)
     grid = np.array([[-0.8], [0.0], [0.8]])
     np.testing.assert_allclose(reg.predict(grid), intercept + slope * grid[:, 0], atol=0.12)
@@ -97,11 +96,11 @@ def test_weights_pull_the_fit_toward_the_weighted_least_squares_line():
 def test_sample_weight_passes_through_pipeline_and_grid_search():
     X, y = table(90)
     w = np.r_[np.ones(60), np.zeros(30)]
-    expected = LevyAttentionRegressor(**TINY).fit(X[:60], y[:60]).predict(X[:60])
-    pipe = make_pipeline(FunctionTransformer(), LevyAttentionRegressor(**TINY))
+    expected = LevyAttentionRegressor(**TINY_REG).fit(X[:60], y[:60]).predict(X[:60])
+    pipe = make_pipeline(FunctionTransformer(), LevyAttentionRegressor(**TINY_REG))
     pipe.fit(X, y, levyattentionregressor__sample_weight=w)
     np.testing.assert_array_equal(pipe.predict(X[:60]), expected)
-    grid = GridSearchCV(LevyAttentionRegressor(**TINY), {"lr": [5e-3]}, cv=2)
+    grid = GridSearchCV(LevyAttentionRegressor(**TINY_REG), {"lr": [5e-3]}, cv=2)
     grid.fit(X, y, sample_weight=w)  # the refit on every row gets the weights too
     np.testing.assert_array_equal(grid.predict(X[:60]), expected)
 
@@ -117,7 +116,7 @@ def test_sample_weight_passes_through_pipeline_and_grid_search():
 def test_bad_sample_weight_is_refused(weights, message):
     X, y = table()
     with pytest.raises(ValueError, match=message):
-        LevyAttentionRegressor(**TINY).fit(X, y, sample_weight=weights)
+        LevyAttentionRegressor(**TINY_REG).fit(X, y, sample_weight=weights)
 
 
 # ---------------------------------------------------------------- warm_start
@@ -129,7 +128,7 @@ def test_warm_start_continues_from_the_fitted_net_on_new_rows():
     # that skorch's partial_fit below sees them as fit does.
     new = 80 + np.lexsort(np.column_stack([X[80:120], y[80:120]]).T[::-1])
     X[80:120], y[80:120] = X[new], y[new]
-    params = {**TINY, "warm_start": True, "observation_dropout": 0.0}
+    params = {**TINY_REG, "warm_start": True, "observation_dropout": 0.0}
     reg = LevyAttentionRegressor(**params).fit(X[:80], y[:80])
     first = copy.deepcopy(reg)
     reg.conformalize(X[120:], y[120:])
@@ -138,7 +137,7 @@ def test_warm_start_continues_from_the_fitted_net_on_new_rows():
     np.testing.assert_array_equal(reg.x_mean_, first.x_mean_)
     np.testing.assert_array_equal(reg.y_scale_, first.y_scale_)
     assert not hasattr(reg, "conformal_")
-    assert len(reg.net_.history) == 2 * TINY["max_epochs"]
+    assert len(reg.net_.history) == 2 * TINY_REG["max_epochs"]
     assert not np.array_equal(reg.predict(X), first.predict(X))
     # Reference: skorch's own partial_fit of the first fit's net (weights and optimiser
     # state carried over), on the new rows standardised as in the first fit.
@@ -156,11 +155,11 @@ def test_warm_start_continues_from_the_fitted_net_on_new_rows():
 
 def test_warm_start_false_starts_afresh_and_warm_fits_are_reproducible():
     X, y = table(120)
-    fresh = LevyAttentionRegressor(**TINY).fit(X[:60], y[:60])
-    again = LevyAttentionRegressor(**TINY).fit(X, y).fit(X[:60], y[:60])
+    fresh = LevyAttentionRegressor(**TINY_REG).fit(X[:60], y[:60])
+    again = LevyAttentionRegressor(**TINY_REG).fit(X, y).fit(X[:60], y[:60])
     np.testing.assert_array_equal(again.predict(X), fresh.predict(X))
     runs = [
-        LevyAttentionRegressor(**{**TINY, "warm_start": True})
+        LevyAttentionRegressor(**{**TINY_REG, "warm_start": True})
         .fit(X[:60], y[:60])
         .fit(X[60:], y[60:])
         .predict(X)
@@ -171,7 +170,7 @@ def test_warm_start_false_starts_afresh_and_warm_fits_are_reproducible():
 
 def test_interrupted_warm_fit_leaves_the_fitted_model_as_it_was(monkeypatch):
     X, y = table(120)
-    reg = LevyAttentionRegressor(**{**TINY, "warm_start": True}).fit(X[:60], y[:60])
+    reg = LevyAttentionRegressor(**{**TINY_REG, "warm_start": True}).fit(X[:60], y[:60])
     before = reg.predict(X, return_std=True)
     original = LevyNeuralNet.train_step
 
@@ -189,24 +188,26 @@ def test_interrupted_warm_fit_leaves_the_fitted_model_as_it_was(monkeypatch):
 
 def test_warm_start_with_other_columns_or_targets_is_refused():
     X, y = table(80)
-    reg = LevyAttentionRegressor(**{**TINY, "warm_start": True}).fit(X, y)
+    reg = LevyAttentionRegressor(**{**TINY_REG, "warm_start": True}).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         reg.fit(X[:, :2], y)
     with pytest.raises(ValueError, match="2 targets .* fitted on 1"):
         reg.fit(X, np.column_stack([y, y]))
-    with pytest.raises(ValueError, match="warm_start='yes' must be True or False"):
+    with pytest.raises(ValueError, match="warm_start='yes' must be an instance of 'bool'"):
         LevyAttentionRegressor(warm_start="yes").fit(X, y)
 
 
 def test_fit_does_not_depend_on_row_order_and_integer_weights_are_copies():
     X, y = table(60)
     X[::7, 1] = np.nan
-    ref = LevyAttentionRegressor(**TINY).fit(X, y).predict(X, return_std=True)
+    ref = LevyAttentionRegressor(**TINY_REG).fit(X, y).predict(X, return_std=True)
     perm = np.random.default_rng(1).permutation(len(X))
-    shuffled = LevyAttentionRegressor(**TINY).fit(X[perm], y[perm]).predict(X, return_std=True)
+    shuffled = LevyAttentionRegressor(**TINY_REG).fit(X[perm], y[perm]).predict(X, return_std=True)
     for a, b in zip(ref, shuffled, strict=True):
         np.testing.assert_array_equal(a, b)
     counts = np.random.default_rng(2).integers(0, 4, size=len(X))
-    weighted = LevyAttentionRegressor(**TINY).fit(X, y, sample_weight=counts)
-    repeated = LevyAttentionRegressor(**TINY).fit(np.repeat(X, counts, 0), np.repeat(y, counts))
+    weighted = LevyAttentionRegressor(**TINY_REG).fit(X, y, sample_weight=counts)
+    repeated = LevyAttentionRegressor(**TINY_REG).fit(
+        np.repeat(X, counts, 0), np.repeat(y, counts)
+    )
     np.testing.assert_array_equal(weighted.predict(X), repeated.predict(X))

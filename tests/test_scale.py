@@ -7,17 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import TINY_REG
 from sklearn.model_selection import GridSearchCV
 
 from levy_sklearn import regressor as regressor_module
-from levy_sklearn.adapters import tokens_from_rows
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.regressor import LevyAttentionRegressor
+from levy_sklearn.tokens import tokens_from_rows
 from levy_sklearn.training import LevyNeuralNet, fit_levy_net, make_levy_net
 
 torch.set_num_threads(1)
 
-TINY = {"d_model": 8, "n_heads": 2, "max_epochs": 3, "random_state": 0}
 GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
@@ -39,7 +39,7 @@ def hourly(n=60):
 def test_device_auto_is_resolved_for_skorch_and_left_as_given():
     expected = "cuda" if torch.cuda.is_available() else "cpu"
     X, y = table()
-    reg = LevyAttentionRegressor(**TINY, device="auto").fit(X, y)
+    reg = LevyAttentionRegressor(**TINY_REG, device="auto").fit(X, y)
     assert reg.net_.device == expected
     assert next(reg.net_.module_.parameters()).device.type == expected
     assert reg.get_params()["device"] == "auto"  # a hyperparameter is never rewritten
@@ -54,8 +54,8 @@ def test_device_auto_is_resolved_for_skorch_and_left_as_given():
 def test_cuda_fit_matches_cpu_fit_closely():
     # Not bitwise (GPU kernels round differently), but the same model.
     X, y = table()
-    cpu = LevyAttentionRegressor(**TINY).fit(X, y).predict(X, return_std=True)
-    gpu_model = LevyAttentionRegressor(**TINY, device="cuda").fit(X, y)
+    cpu = LevyAttentionRegressor(**TINY_REG).fit(X, y).predict(X, return_std=True)
+    gpu_model = LevyAttentionRegressor(**TINY_REG, device="cuda").fit(X, y)
     assert next(gpu_model.net_.module_.parameters()).is_cuda
     gpu = gpu_model.predict(X, return_std=True)
     np.testing.assert_allclose(gpu[0], cpu[0], rtol=1e-3, atol=1e-3)
@@ -67,7 +67,7 @@ def test_cuda_fit_matches_cpu_fit_closely():
 
 def test_prediction_in_chunks_equals_prediction_in_one_go(monkeypatch):
     X, y = table()
-    reg = LevyAttentionRegressor(**TINY).fit(X, y)
+    reg = LevyAttentionRegressor(**TINY_REG).fit(X, y)
     whole = reg.predict_uncertainty(X)
     monkeypatch.setattr(regressor_module, "_PREDICT_CHUNK", 7)  # 29 chunks, a ragged last one
     chunked = reg.predict_uncertainty(X)
@@ -137,7 +137,9 @@ def test_grid_search_on_a_dask_cluster_matches_the_local_run():
     grid = {"d_model": [8, 16], "lr": [5e-3, 2e-2]}
 
     def search(n_jobs):
-        return GridSearchCV(LevyAttentionRegressor(**TINY), grid, cv=2, n_jobs=n_jobs).fit(X, y)
+        return GridSearchCV(LevyAttentionRegressor(**TINY_REG), grid, cv=2, n_jobs=n_jobs).fit(
+            X, y
+        )
 
     local = search(n_jobs=1)
     # Two workers in threads of this process (quick to start): fits run concurrently there

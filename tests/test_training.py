@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from levy_sklearn.adapters import take_tokens, tokens_from_events, tokens_from_rows
+from levy_sklearn.tokens import take_tokens, tokens_from_events, tokens_from_rows
 from levy_sklearn.training import GaussianScore, fit_levy_net, make_levy_net, seeded
 
 FAST = {

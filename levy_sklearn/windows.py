@@ -1,306 +1,26 @@
-"""The data-adapter layer: observation tokens from tabular rows and from series windows.
+"""Series windows: continuous-time windowing of (irregular) series into observation tokens.
 
-Both front-ends speak to :class:`~levy_sklearn.network.LevyNet` through one format, a dict of
-padded arrays (``n`` samples, ``L`` token slots, ``Q`` queries)::
-
-    times           (n, L) float32   token times, in scaled time units
-    channels        (n, L) int64     token channel ids
-    values          (n, L) float32   token values (standardised by the front-end)
-    mask            (n, L) bool      True = observed token, False = padding
-    query_times     (n, Q) float32   times at which to predict
-    query_channels  (n, Q) int64     which target / channel to predict
-
-A missing value is an absent token (``mask`` False), never an imputed one.
+A series is a pandas index (datetime, timedelta, period or integer) and a (T, C) value array
+whose NaN cells are unobserved. Time becomes a float in "time units" (a characteristic spacing
+fitted once, e.g. the median spacing), and every window is expressed relative to its own
+origin (history negative, targets positive), so time encodings generalise across windows and
+series. Values are instance-normalised: level (and trend) from the window's own context, scale
+never below that of the series' whole history up to the cutoff. The forecaster's training and
+prediction inputs are these windows.
 """
 
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from .tokens import tokens_from_events
+
 __all__ = [
-    "TOKEN_KEYS",
-    "check_magnitude",
-    "column_scaling",
-    "tokens_from_rows",
-    "tokens_from_events",
-    "take_tokens",
-]
-
-#: Keys of a token dict (each an array with one row per sample): observation ``times``,
-#: ``channels``, ``values`` and padding ``mask``, then the ``query_times`` and
-#: ``query_channels`` of the predictions asked for.
-TOKEN_KEYS = ("times", "channels", "values", "mask", "query_times", "query_channels")
-
-
-# Token values are float32. A standardised value beyond its range (an outlier some 1e38
-# standard deviations out, where the network has long saturated) is clipped to the range
-# instead of overflowing to inf, which would turn the prediction into NaN.
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-# Largest target magnitude accepted (see check_magnitude).
-_MAX_MAGNITUDE = 1e150
-
-
-def _float32_values(values: np.ndarray) -> np.ndarray:
-    return np.clip(values, -_FLOAT32_MAX, _FLOAT32_MAX).astype(np.float32)
-
-
-def column_scaling(
-    values: np.ndarray, weights: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """NaN-aware mean and standard deviation of every column, to standardise by.
-
-    A column with no finite value gets mean 0, a constant one scale 1. Moments are taken of
-    the values divided by the column's largest magnitude, so that columns anywhere in
-    float64's range do not overflow (``np.nanstd`` alone squares values beyond 1e154).
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_rows, n_columns)
-        Values; ``NaN`` marks an unobserved cell.
-    weights : ndarray of shape (n_rows,), optional
-        Positive row weights: the moments of the weighted empirical distribution (a row of
-        weight 2 counts as two rows). ``None`` weighs rows equally.
-
-    Returns
-    -------
-    mean, scale : ndarray of shape (n_columns,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from levy_sklearn.adapters import column_scaling
-    >>> column_scaling(np.array([[1.0, np.nan, 2.0], [3.0, np.nan, 2.0]]))
-    (array([2., 0., 2.]), array([1., 1., 1.]))
-    >>> column_scaling(np.array([[1e200], [3e200]]))
-    (array([2.e+200]), array([1.e+200]))
-    >>> column_scaling(np.empty((0, 2)))
-    (array([0., 0.]), array([1., 1.]))
-    >>> column_scaling(np.array([[1.0], [3.0]]), weights=np.array([3.0, 1.0]))
-    (array([1.5]), array([0.8660254]))
-    """
-    values = np.asarray(values, dtype=np.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: handled below
-        size = np.nanmax(np.abs(values), axis=0, initial=0.0)
-        size = np.where(np.isfinite(size) & (size > 0), size, 1.0)
-        if weights is None:
-            mean = np.nanmean(values / size, axis=0) * size
-            scale = np.nanstd(values / size, axis=0) * size
-        else:
-            unit = values / size
-            w = np.where(np.isnan(unit), 0.0, np.asarray(weights, dtype=np.float64)[:, None])
-            unit = np.nan_to_num(unit)
-            total = w.sum(axis=0)
-            mean_unit = (w * unit).sum(axis=0) / total
-            var_unit = (w * (unit - mean_unit) ** 2).sum(axis=0) / total
-            mean, scale = mean_unit * size, np.sqrt(var_unit) * size
-    return (
-        np.where(np.isfinite(mean), mean, 0.0),
-        np.where(np.isfinite(scale) & (scale > 0), scale, 1.0),
-    )
-
-
-def check_magnitude(values: np.ndarray, name: str = "y") -> None:
-    """Refuse targets so large that their predictive variance would overflow float64.
-
-    A variance is in squared units of ``values``: beyond ``1e150`` it can exceed float64's
-    1.8e308 and become ``inf``.
-
-    Parameters
-    ----------
-    values : ndarray
-        Target values (``NaN`` allowed).
-    name : str, default="y"
-        How the error message names them.
-
-    Raises
-    ------
-    ValueError
-        Naming the problem and the fix (rescale).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from levy_sklearn.adapters import check_magnitude
-    >>> check_magnitude(np.array([1e12, -3.0, np.nan]))
-    >>> check_magnitude(np.array([1e38], dtype=np.float32))  # no overflow warning
-    >>> check_magnitude(np.array([2e150]))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: y has values beyond ±1e+150, whose predictive variance would overflow ...
-    """
-    # In float64: a float32 array would cast the bound to float32, where it overflows.
-    if np.nanmax(np.abs(np.asarray(values, dtype=np.float64)), initial=0.0) > _MAX_MAGNITUDE:
-        raise ValueError(
-            f"{name} has values beyond ±{_MAX_MAGNITUDE:g}, whose predictive variance would "
-            f"overflow float64; rescale {name} (e.g. divide it by a power of 10)."
-        )
-
-
-def _queries(n: int, query_times: np.ndarray | None, n_targets: int) -> dict[str, np.ndarray]:
-    if query_times is None:
-        query_times = np.zeros((n, n_targets))
-    return {
-        "query_times": np.asarray(query_times, dtype=np.float32),
-        "query_channels": np.broadcast_to(np.arange(n_targets), (n, n_targets)).copy(),
-    }
-
-
-def tokens_from_rows(
-    X: np.ndarray,
-    n_targets: int = 1,
-    feature_times: np.ndarray | None = None,
-    query_times: np.ndarray | None = None,
-) -> dict[str, np.ndarray]:
-    """One token per observed (non-NaN) cell of a table; channel = column.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Feature table; ``NaN`` marks a feature that was not observed in that row.
-    n_targets : int, default=1
-        Number of queries per row (one per target, all at ``query_times``).
-    feature_times : ndarray of shape (n_features,), optional
-        Time of each column (e.g. ``-lag`` for a row of lags), so a row becomes a
-        continuous-time window; all zeros by default.
-    query_times : ndarray of shape (n_samples, n_targets), optional
-        Time of each query; zeros by default.
-
-    Returns
-    -------
-    dict of ndarray
-        The token arrays described in the module docstring, ``L = n_features``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from levy_sklearn.adapters import tokens_from_rows
-    >>> tok = tokens_from_rows(np.array([[1.0, np.nan], [3.0, 4.0]]))
-    >>> tok["mask"]
-    array([[ True, False],
-           [ True,  True]])
-    >>> tok["channels"].tolist(), tok["query_channels"].tolist()
-    ([[0, 1], [0, 1]], [[0], [0]])
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n, p = X.shape
-    times = np.zeros(p) if feature_times is None else np.asarray(feature_times, dtype=float)
-    mask = ~np.isnan(X)
-    return {
-        "times": np.broadcast_to(times, (n, p)).astype(np.float32),
-        "channels": np.broadcast_to(np.arange(p), (n, p)).copy(),
-        "values": _float32_values(np.where(mask, X, 0.0)),
-        "mask": mask,
-        **_queries(n, query_times, n_targets),
-    }
-
-
-def tokens_from_events(
-    events: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
-    query_times: np.ndarray,
-    query_channels: np.ndarray,
-    max_tokens: int | None = None,
-) -> dict[str, np.ndarray]:
-    """Pad variable-length event lists ``(times, channels, values)`` into token arrays.
-
-    Parameters
-    ----------
-    events : sequence of (times, channels, values)
-        One triple of equally long 1-d arrays per sample: the observations in its window.
-        Non-finite values are dropped (missing = no token).
-    query_times : ndarray of shape (n_samples, Q)
-        Times to predict at, per sample.
-    query_channels : ndarray of shape (n_samples, Q)
-        Channel to predict, per query.
-    max_tokens : int, optional
-        Keep at most this many tokens per sample, the latest in time.
-
-    Returns
-    -------
-    dict of ndarray
-        The token arrays described in the module docstring, ``L`` = the longest window
-        (at least 1, so a sample with no observation is all padding).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from levy_sklearn.adapters import tokens_from_events
-    >>> ev = [(np.array([-2.0, -1.0]), np.array([0, 1]), np.array([0.5, np.nan])),
-    ...       (np.array([]), np.array([], dtype=int), np.array([]))]
-    >>> tok = tokens_from_events(ev, np.ones((2, 1)), np.zeros((2, 1), dtype=int))
-    >>> tok["mask"].tolist(), tok["times"][0].tolist()
-    ([[True], [False]], [-2.0])
-    """
-    kept = []
-    for t, c, v in events:
-        t, c, v = np.asarray(t, float), np.asarray(c, np.int64), np.asarray(v, float)
-        ok = np.isfinite(v) & np.isfinite(t)
-        t, c, v = t[ok], c[ok], v[ok]
-        if max_tokens is not None and t.size > max_tokens:
-            latest = np.argsort(t, kind="stable")[-max_tokens:]
-            t, c, v = t[latest], c[latest], v[latest]
-        kept.append((t, c, v))
-    n = len(kept)
-    width = max([1, *(t.size for t, _, _ in kept)])
-    out = {
-        "times": np.zeros((n, width), np.float32),
-        "channels": np.zeros((n, width), np.int64),
-        "values": np.zeros((n, width), np.float32),
-        "mask": np.zeros((n, width), bool),
-    }
-    for i, (t, c, v) in enumerate(kept):
-        out["times"][i, : t.size] = t
-        out["channels"][i, : t.size] = c
-        out["values"][i, : t.size] = _float32_values(v)
-        out["mask"][i, : t.size] = True
-    out["query_times"] = np.asarray(query_times, dtype=np.float32)
-    out["query_channels"] = np.asarray(query_channels, dtype=np.int64)
-    return out
-
-
-def take_tokens(tokens: dict[str, np.ndarray], index: np.ndarray) -> dict[str, np.ndarray]:
-    """Rows ``index`` of every token array.
-
-    Parameters
-    ----------
-    tokens : dict of ndarray
-        Token arrays with one row per sample (keys :data:`TOKEN_KEYS`).
-    index : ndarray
-        Row indices or a boolean row mask.
-
-    Returns
-    -------
-    dict of ndarray
-        The same keys, the selected rows.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from levy_sklearn.adapters import take_tokens, tokens_from_rows
-    >>> take_tokens(tokens_from_rows(np.ones((3, 2))), np.array([0, 2]))["values"].shape
-    (2, 2)
-    """
-    return {key: value[index] for key, value in tokens.items()}
-
-
-# ---------------------------------------------------------------------------------------------
-# Series windows: continuous-time windowing of (irregular) series into observation tokens.
-#
-# A series is a pandas index (datetime, timedelta, period or integer) and a (T, C) value array
-# whose NaN cells are unobserved. Time becomes a float in "time units" (a characteristic
-# spacing fitted once, e.g. the median spacing), and every window is expressed relative to its
-# own cutoff (cutoff = 0, history negative, targets positive), so time encodings generalise
-# across windows and series. Values are instance-normalised: level (and trend) from the
-# window's own context, scale never below that of the series' whole history up to the cutoff.
-# ---------------------------------------------------------------------------------------------
-
-__all__ += [
     "NORMALIZATIONS",
     "SeriesWindows",
     "index_kind",
@@ -345,7 +65,7 @@ def index_kind(index: pd.Index) -> str:
     Examples
     --------
     >>> import pandas as pd
-    >>> from levy_sklearn.adapters import index_kind
+    >>> from levy_sklearn.windows import index_kind
     >>> index_kind(pd.date_range("2020", periods=3)), index_kind(pd.RangeIndex(3))
     ('datetime', 'numeric')
     >>> index_kind(pd.period_range("2020-01", periods=3, freq="M"))
@@ -403,7 +123,7 @@ def median_spacing(indexes: Sequence[pd.Index]) -> pd.Timedelta | float:
     Examples
     --------
     >>> import pandas as pd
-    >>> from levy_sklearn.adapters import median_spacing
+    >>> from levy_sklearn.windows import median_spacing
     >>> idx = pd.DatetimeIndex(["2020-01-01 00:00", "2020-01-01 01:00", "2020-01-01 03:00",
     ...                         "2020-01-01 04:00"])
     >>> median_spacing([idx])
@@ -443,7 +163,7 @@ def index_to_time(index: pd.Index, unit: pd.Timedelta | float) -> np.ndarray:
     Examples
     --------
     >>> import pandas as pd
-    >>> from levy_sklearn.adapters import index_to_time
+    >>> from levy_sklearn.windows import index_to_time
     >>> idx = pd.DatetimeIndex(["2020-01-01 00:00", "2020-01-01 06:00", "2020-01-02 00:00"])
     >>> t = index_to_time(idx, pd.Timedelta(hours=6))
     >>> (t - t[0]).tolist()
@@ -481,7 +201,7 @@ def span_in_units(
     Examples
     --------
     >>> import pandas as pd
-    >>> from levy_sklearn.adapters import span_in_units
+    >>> from levy_sklearn.windows import span_in_units
     >>> span_in_units(24, pd.Timedelta(hours=1)), span_in_units("2D", pd.Timedelta(hours=1))
     (24.0, 48.0)
     """
@@ -538,7 +258,7 @@ class SeriesWindows(NamedTuple):
     Examples
     --------
     >>> import numpy as np
-    >>> from levy_sklearn.adapters import series_windows
+    >>> from levy_sklearn.windows import series_windows
     >>> t, v = np.arange(8.0), np.arange(8.0)[:, None]  # one series, one channel
     >>> w = series_windows([t, t], [v, 2 * v], [np.array([3.0, 5.0]), np.array([4.0])],
     ...                    context_length=3, horizon=2)
@@ -704,7 +424,7 @@ def series_windows(
     Examples
     --------
     >>> import numpy as np
-    >>> from levy_sklearn.adapters import series_windows
+    >>> from levy_sklearn.windows import series_windows
     >>> t = np.arange(6.0)
     >>> v = np.array([[1.0], [2.0], [np.nan], [4.0], [5.0], [6.0]])
     >>> w = series_windows([t], [v], [np.array([3.0])], context_length=3, horizon=2)
@@ -729,8 +449,7 @@ def series_windows(
     if (horizon is None) == (query_times is None):
         raise ValueError("Give exactly one of horizon (training) and query_times (prediction).")
     n_channels = int(np.shape(values[0])[1]) if len(values) else 1
-    events, q_rel, q_chan, q_target, q_loc, q_scale = [], [], [], [], [], []
-    series_id, window_cut, n_context, origin = [], [], [], []
+    windows = []
     for i, (t_i, v_i) in enumerate(zip(times, values, strict=True)):
         t_i = np.asarray(t_i, dtype=np.float64)
         v_i = np.asarray(v_i, dtype=np.float64).reshape(len(t_i), n_channels)
@@ -739,74 +458,134 @@ def series_windows(
         cuts = np.asarray(cutoffs[i], dtype=np.float64)
         gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
         for c, gap in zip(cuts, gaps, strict=True):
-            lo = np.searchsorted(t_i, c - gap - context_length, side="right")
-            last = np.searchsorted(t_i, c - gap, side="right")
-            hi = np.searchsorted(t_i, c, side="right")
-            ctx = v_i[lo:last]
-            rows, chans = np.nonzero(np.isfinite(ctx))
-            tt = t_i[lo:last][rows] - c
-            vv = ctx[rows, chans]
-            if max_tokens is not None and tt.size > max_tokens:
-                keep = np.argsort(tt, kind="stable")[-max_tokens:]
-                tt, chans, vv = tt[keep], chans[keep], vv[keep]
+            tt, chans, vv = _context(t_i, v_i, c - gap, c, context_length, max_tokens)
             # Time origin: the last observation (the cutoff if there is none), so a gap before
             # the cutoff lengthens every horizon instead of going unseen.
             shift = tt.max() if tt.size else 0.0
             tt = tt - shift
             level, slope, spread2 = _window_location(tt, chans, vv, n_channels, normalization)
             scale = (
-                np.ones(n_channels)
-                if normalization == "none"
-                else history_scale(c - gap, spread2)
+                np.ones(n_channels) if normalization == "none" else history_scale(c - gap, spread2)
             )
-            vv = (vv - level[chans] - slope[chans] * tt) / scale[chans]
             if horizon is not None:
-                t_hi = np.searchsorted(t_i, c + horizon, side="right")
-                rel = t_i[hi:t_hi] - c
-                tgt = v_i[hi:t_hi].copy()
-                tgt[t_i[hi:t_hi] > end] = np.nan
-                if max_queries is not None and rel.size > max_queries:
-                    pick = np.unique(np.linspace(0, rel.size - 1, max_queries).round().astype(int))
-                    rel, tgt = rel[pick], tgt[pick]
+                rel, tgt = _observed_targets(t_i, v_i, c, horizon, end, max_queries)
             else:
                 rel = np.asarray(query_times[i], dtype=np.float64)
                 tgt = np.full((rel.size, n_channels), np.nan)
             extra = np.asarray(origin_queries, dtype=np.float64)
             rel = np.concatenate([rel - shift, extra])
             tgt = np.concatenate([tgt, np.full((extra.size, n_channels), np.nan)])
-            rel_q = np.repeat(rel, n_channels)
-            chan_q = np.tile(np.arange(n_channels), rel.size)
-            loc_q = level[chan_q] + slope[chan_q] * rel_q
-            scale_q = scale[chan_q]
-            events.append((tt, chans, vv))
-            q_rel.append(rel_q)
-            q_chan.append(chan_q)
-            q_target.append((tgt.ravel() - loc_q) / scale_q)
-            q_loc.append(loc_q)
-            q_scale.append(scale_q)
-            series_id.append(i)
-            window_cut.append(c)
-            origin.append(c + shift)
-            n_context.append(tt.size)
-    n = len(events)
-    width = max([1, *(q.size for q in q_rel)])
+            windows.append(
+                _Window(
+                    *_normalised_window(tt, chans, vv, rel, tgt, level, slope, scale),
+                    series=i,
+                    cutoff=c,
+                    origin=c + shift,
+                )
+            )
+    return _stack(windows)
 
-    def pad(parts: list[np.ndarray], fill: float, dtype: type) -> np.ndarray:
-        out = np.full((n, width), fill, dtype=dtype)
-        for row, part in enumerate(parts):
+
+class _Window(NamedTuple):
+    """One window before padding: its context ``event`` ``(times, channels, values)`` and its
+    queries, flat over (time, channel)."""
+
+    event: tuple[np.ndarray, np.ndarray, np.ndarray]
+    query_times: np.ndarray
+    query_channels: np.ndarray
+    targets: np.ndarray
+    loc: np.ndarray
+    scale: np.ndarray
+    series: int
+    cutoff: float
+    origin: float
+
+
+def _context(
+    t: np.ndarray, v: np.ndarray, end: float, cutoff: float, length: float, max_tokens: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tokens ``(time − cutoff, channel, value)`` of the observed cells in ``(end − length,
+    end]``, the latest ``max_tokens`` of them."""
+    lo = np.searchsorted(t, end - length, side="right")
+    last = np.searchsorted(t, end, side="right")
+    ctx = v[lo:last]
+    rows, chans = np.nonzero(np.isfinite(ctx))
+    tt = t[lo:last][rows] - cutoff
+    vv = ctx[rows, chans]
+    if max_tokens is not None and tt.size > max_tokens:
+        keep = np.argsort(tt, kind="stable")[-max_tokens:]
+        tt, chans, vv = tt[keep], chans[keep], vv[keep]
+    return tt, chans, vv
+
+
+def _observed_targets(
+    t: np.ndarray,
+    v: np.ndarray,
+    cutoff: float,
+    horizon: float,
+    end: float,
+    max_queries: int | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Times relative to ``cutoff`` and values of the rows in ``(cutoff, cutoff + horizon]``;
+    values after ``end`` hidden (NaN), at most ``max_queries`` rows (evenly spaced)."""
+    hi = np.searchsorted(t, cutoff, side="right")
+    t_hi = np.searchsorted(t, cutoff + horizon, side="right")
+    rel = t[hi:t_hi] - cutoff
+    tgt = v[hi:t_hi].copy()
+    tgt[t[hi:t_hi] > end] = np.nan
+    if max_queries is not None and rel.size > max_queries:
+        pick = np.unique(np.linspace(0, rel.size - 1, max_queries).round().astype(int))
+        rel, tgt = rel[pick], tgt[pick]
+    return rel, tgt
+
+
+def _normalised_window(
+    tt: np.ndarray,
+    chans: np.ndarray,
+    vv: np.ndarray,
+    rel: np.ndarray,
+    tgt: np.ndarray,
+    level: np.ndarray,
+    slope: np.ndarray,
+    scale: np.ndarray,
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
+    """One window's context event, its queries (every channel at every relative time) and
+    their targets, normalised by ``loc(τ) = level + slope·τ`` and ``scale`` per channel."""
+    n_channels = level.size
+    vv = (vv - level[chans] - slope[chans] * tt) / scale[chans]
+    rel_q = np.repeat(rel, n_channels)
+    chan_q = np.tile(np.arange(n_channels), rel.size)
+    loc_q = level[chan_q] + slope[chan_q] * rel_q
+    scale_q = scale[chan_q]
+    return (tt, chans, vv), rel_q, chan_q, (tgt.ravel() - loc_q) / scale_q, loc_q, scale_q
+
+
+def _stack(windows: list[_Window]) -> SeriesWindows:
+    """Pad the windows' queries to one width and their events into tokens."""
+    width = max([1, *(w.query_times.size for w in windows)])
+
+    def pad(field: str, fill: float, dtype: type) -> np.ndarray:
+        out = np.full((len(windows), width), fill, dtype=dtype)
+        for row, window in enumerate(windows):
+            part = getattr(window, field)
             out[row, : part.size] = part
         return out
 
-    valid = pad([np.ones(q.size, bool) for q in q_rel], False, bool)
-    tokens = tokens_from_events(events, pad(q_rel, 0.0, np.float64), pad(q_chan, 0, np.int64))
+    sizes = np.array([w.query_times.size for w in windows], dtype=np.int64)
+    valid = np.arange(width) < sizes[:, None]
+    tokens = tokens_from_events(
+        [w.event for w in windows],
+        pad("query_times", 0.0, np.float64),
+        pad("query_channels", 0, np.int64),
+    )
     return SeriesWindows(
         tokens=tokens,
-        targets=pad(q_target, np.nan, np.float64),
-        query_loc=pad(q_loc, 0.0, np.float64),
-        query_scale=pad(q_scale, 1.0, np.float64),
+        targets=pad("targets", np.nan, np.float64),
+        query_loc=pad("loc", 0.0, np.float64),
+        query_scale=pad("scale", 1.0, np.float64),
         query_valid=valid,
-        series=np.asarray(series_id, dtype=np.int64),
-        cutoffs=np.asarray(window_cut, dtype=np.float64),
-        origins=np.asarray(origin, dtype=np.float64),
-        n_context=np.asarray(n_context, dtype=np.int64),
+        series=np.array([w.series for w in windows], dtype=np.int64),
+        cutoffs=np.array([w.cutoff for w in windows], dtype=np.float64),
+        origins=np.array([w.origin for w in windows], dtype=np.float64),
+        n_context=np.array([w.event[0].size for w in windows], dtype=np.int64),
     )

@@ -1,0 +1,190 @@
+"""The hyperparameter contract both front-ends share (in the style of scikit-learn's
+``_BaseRidge``): one ``_parameter_constraints`` table, the cross-parameter checks, the
+seeding rule and the documentation of every shared hyperparameter.
+
+Both :class:`~levy_sklearn.regressor.LevyAttentionRegressor` and
+:class:`~levy_sklearn.forecaster.LevyForecaster` inherit :class:`LevyHyperparameters`, extend
+its table with their own parameters and call :meth:`~LevyHyperparameters._check_params` at
+the start of every fit, so a bad value raises the same ``ValueError``, in the user's
+parameter names, in both.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
+
+from .network import ATTENTION_KINDS
+from .training import LOSSES
+
+# Torch seeds are drawn below this bound (the scikit-learn convention for derived seeds).
+_MAX_SEED = np.iinfo(np.int32).max
+
+#: numpydoc entries of the shared hyperparameters, written once: name -> (type, description).
+#: :func:`shared_docs` renders them, with each front-end's own defaults, into its docstring.
+SHARED_DOCS = {
+    "d_model": ("int", "Embedding size (a multiple of ``n_heads``)."),
+    "n_heads": ("int", "Attention heads per layer."),
+    "n_layers": (
+        "int",
+        "Encoder blocks (self-attention between the tokens) before the output layer.",
+    ),
+    "attention": (
+        '{"levy", "softmax"}',
+        """``"softmax"`` builds the baseline twin (standard attention and a variance head);
+its ``evidence`` and ``disagreement`` are zeros.""",
+    ),
+    "dropout": ("float", "Dropout in the residual branches during training, in ``[0, 1)``."),
+    "loss": (
+        '{"crps", "nll", "beta_nll", "mse"}',
+        """Training objective on standardised targets: closed-form Gaussian CRPS, Gaussian
+negative log-likelihood, β-NLL (NLL weighted by the detached σ, see
+:class:`~levy_sklearn.training.GaussianScore`), or squared error of the mean followed by a
+one-scalar calibration of σ on the validation split (on the training data when there is
+none).""",
+    ),
+    "lr": (
+        "float",
+        """AdamW learning rate (cosine-annealed over ``max_epochs``). In the regressor the
+log-scale scalars of the Lévy layers (rate, sharpness, bandwidth, look-back) train at 10
+times that rate.""",
+    ),
+    "max_epochs": ("int", "Maximum number of passes over the training data (at least 1)."),
+    "batch_size": ("int", "Rows (windows) per gradient step and per inference batch."),
+    "validation_fraction": (
+        "float",
+        """Share of the training data held out (seeded) for early stopping and, with
+``loss="mse"``, for calibrating σ; ``0`` trains on everything for ``max_epochs``. The
+regressor ignores it when it would hold out fewer than 5 rows.""",
+    ),
+    "patience": (
+        "int or None",
+        """With a validation split, stop after this many epochs without a better validation
+loss and restore the best weights; ``None`` never stops early.""",
+    ),
+    "weight_decay": ("float", "AdamW weight decay."),
+    "device": (
+        '{"cpu", "cuda", "auto"} or str',
+        """Torch device for training and inference (also ``"cuda:<index>"``, ``"mps"``);
+``"auto"`` takes CUDA when available, else the CPU. An unknown or absent device is a
+``ValueError`` at fit. Fits are bitwise reproducible on CPU; on a GPU, some CUDA kernels
+accumulate in a varying order, so repeated fits can differ in the last bits unless
+``torch.use_deterministic_algorithms(True)`` is set (with
+``CUBLAS_WORKSPACE_CONFIG=:4096:8``), and results differ between GPU models.""",
+    ),
+    "random_state": (
+        "int, RandomState instance or None",
+        """Seeds every random choice of training (weights, shuffling, dropout, splits). An
+int or a ``RandomState`` gives reproducible fits; ``None`` draws a fresh seed from NumPy's
+global generator at every fit (the scikit-learn convention).""",
+    ),
+    "verbose": ("int", "``> 0`` prints skorch's per-epoch progress table."),
+}
+# Where a front-end's docstring takes the shared entries.
+_SHARED_MARKER = "    <shared hyperparameters>\n"
+
+
+def shared_docs(cls: type) -> type:
+    """Class decorator: put the :data:`SHARED_DOCS` entries, with ``cls``'s defaults, where
+    its docstring says ``<shared hyperparameters>``."""
+    defaults = {
+        name: param.default for name, param in inspect.signature(cls.__init__).parameters.items()
+    }
+    entries = "".join(
+        f"    {name} : {kind}, default={defaults[name]!r}\n"
+        + textwrap.indent(description, " " * 8)
+        + "\n"
+        for name, (kind, description) in SHARED_DOCS.items()
+    )
+    cls.__doc__ = cls.__doc__.replace(_SHARED_MARKER, entries)
+    return cls
+
+
+def _positive_int(low: int = 1) -> list:
+    return [Interval(Integral, low, None, closed="left")]
+
+
+class LevyHyperparameters:
+    """Mixin: the validation and seeding of the hyperparameters both front-ends share.
+
+    A front-end extends :attr:`_parameter_constraints` (scikit-learn's constraint language:
+    ``Interval``, ``StrOptions``, ``"boolean"``, ...) with its own parameters and calls
+    :meth:`_check_params` where a fit starts.
+
+    Examples
+    --------
+    >>> from levy_sklearn.forecaster import LevyForecaster
+    >>> from levy_sklearn.regressor import LevyAttentionRegressor
+    >>> for estimator in (LevyAttentionRegressor(d_model=30), LevyForecaster(d_model=30)):
+    ...     try:
+    ...         estimator._check_params()
+    ...     except ValueError as err:
+    ...         print(str(err).split(": ")[1])
+    d_model=30 must be a multiple of n_heads=4.
+    d_model=30 must be a multiple of n_heads=4.
+    """
+
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "d_model": _positive_int(),
+        "n_heads": _positive_int(),
+        "n_windowed_heads": _positive_int(0),
+        "n_layers": _positive_int(0),
+        "attention": [StrOptions(set(ATTENTION_KINDS))],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "loss": [StrOptions(set(LOSSES))],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "max_epochs": _positive_int(),
+        "batch_size": _positive_int(),
+        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "patience": [*_positive_int(), None],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "observation_dropout": [Interval(Real, 0, 1, closed="both")],
+        # Resolved (and refused with the fix) by training.check_device when the net is built.
+        "device": ["no_validation"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def _check_params(self) -> None:
+        """Raise a ValueError naming every bad hyperparameter and what would be valid."""
+        params = self.get_params(deep=False)
+        problems = []
+        for name, options in self._parameter_constraints.items():
+            if "no_validation" in options:
+                continue
+            constraints = [make_constraint(option) for option in options]
+            if not any(c.is_satisfied_by(params[name]) for c in constraints):
+                allowed = " or ".join(str(c) for c in constraints if not c.hidden)
+                problems.append(f"{name}={params[name]!r} must be {allowed}")
+        if not problems:
+            problems = self._cross_problems(params)
+        if problems:
+            raise ValueError(
+                f"Invalid hyperparameters for {type(self).__name__}: " + "; ".join(problems) + "."
+            )
+
+    @staticmethod
+    def _cross_problems(params: dict[str, Any]) -> list[str]:
+        """What is wrong between parameters each valid on its own."""
+        d_model, n_heads, n_windowed = (
+            params[name] for name in ("d_model", "n_heads", "n_windowed_heads")
+        )
+        problems = []
+        if d_model % n_heads:
+            problems.append(f"d_model={d_model} must be a multiple of n_heads={n_heads}")
+        if n_windowed > n_heads:
+            problems.append(
+                f"n_windowed_heads={n_windowed} must be an int between 0 and n_heads={n_heads}"
+            )
+        return problems
+
+    def _draw_seed(self) -> int:
+        """A torch seed drawn through ``check_random_state(random_state)``: reproducible for
+        an int or a ``RandomState`` (which it advances), fresh for ``None``."""
+        return int(check_random_state(self.random_state).randint(_MAX_SEED))

@@ -1,0 +1,105 @@
+"""Checks and standardisation of the input values both front-ends apply before tokenising."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+__all__ = ["check_magnitude", "column_scaling"]
+
+# Largest target magnitude accepted (see check_magnitude).
+_MAX_MAGNITUDE = 1e150
+
+
+def column_scaling(
+    values: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """NaN-aware mean and standard deviation of every column, to standardise by.
+
+    A column with no finite value gets mean 0, a constant one scale 1. Moments are taken of
+    the values divided by the column's largest magnitude, so that columns anywhere in
+    float64's range do not overflow (``np.nanstd`` alone squares values beyond 1e154).
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows, n_columns)
+        Values; ``NaN`` marks an unobserved cell.
+    weights : ndarray of shape (n_rows,), optional
+        Positive row weights: the moments of the weighted empirical distribution (a row of
+        weight 2 counts as two rows). ``None`` weighs rows equally.
+
+    Returns
+    -------
+    mean, scale : ndarray of shape (n_columns,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.validation import column_scaling
+    >>> column_scaling(np.array([[1.0, np.nan, 2.0], [3.0, np.nan, 2.0]]))
+    (array([2., 0., 2.]), array([1., 1., 1.]))
+    >>> column_scaling(np.array([[1e200], [3e200]]))
+    (array([2.e+200]), array([1.e+200]))
+    >>> column_scaling(np.empty((0, 2)))
+    (array([0., 0.]), array([1., 1.]))
+    >>> column_scaling(np.array([[1.0], [3.0]]), weights=np.array([3.0, 1.0]))
+    (array([1.5]), array([0.8660254]))
+    """
+    values = np.asarray(values, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: handled below
+        size = np.nanmax(np.abs(values), axis=0, initial=0.0)
+        size = np.where(np.isfinite(size) & (size > 0), size, 1.0)
+        if weights is None:
+            mean = np.nanmean(values / size, axis=0) * size
+            scale = np.nanstd(values / size, axis=0) * size
+        else:
+            unit = values / size
+            w = np.where(np.isnan(unit), 0.0, np.asarray(weights, dtype=np.float64)[:, None])
+            unit = np.nan_to_num(unit)
+            total = w.sum(axis=0)
+            mean_unit = (w * unit).sum(axis=0) / total
+            var_unit = (w * (unit - mean_unit) ** 2).sum(axis=0) / total
+            mean, scale = mean_unit * size, np.sqrt(var_unit) * size
+    return (
+        np.where(np.isfinite(mean), mean, 0.0),
+        np.where(np.isfinite(scale) & (scale > 0), scale, 1.0),
+    )
+
+
+def check_magnitude(values: np.ndarray, name: str = "y") -> None:
+    """Refuse targets so large that their predictive variance would overflow float64.
+
+    A variance is in squared units of ``values``: beyond ``1e150`` it can exceed float64's
+    1.8e308 and become ``inf``.
+
+    Parameters
+    ----------
+    values : ndarray
+        Target values (``NaN`` allowed).
+    name : str, default="y"
+        How the error message names them.
+
+    Raises
+    ------
+    ValueError
+        Naming the problem and the fix (rescale).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.validation import check_magnitude
+    >>> check_magnitude(np.array([1e12, -3.0, np.nan]))
+    >>> check_magnitude(np.array([1e38], dtype=np.float32))  # no overflow warning
+    >>> check_magnitude(np.array([2e150]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: y has values beyond ±1e+150, whose predictive variance would overflow ...
+    """
+    # In float64: a float32 array would cast the bound to float32, where it overflows.
+    if np.nanmax(np.abs(np.asarray(values, dtype=np.float64)), initial=0.0) > _MAX_MAGNITUDE:
+        raise ValueError(
+            f"{name} has values beyond ±{_MAX_MAGNITUDE:g}, whose predictive variance would "
+            f"overflow float64; rescale {name} (e.g. divide it by a power of 10)."
+        )

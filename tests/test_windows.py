@@ -1,0 +1,158 @@
+"""series_windows and the time axis against windows computed by hand."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from levy_sklearn.windows import index_to_time, median_spacing, series_windows
+
+NAN = np.nan
+
+
+def test_irregular_window_without_normalisation():
+    t = np.array([0.0, 0.5, 2.0, 3.5, 4.0])
+    v = np.array([[1.0], [3.0], [2.0], [6.0], [8.0]])
+    w = series_windows(
+        [t], [v], [np.array([3.5])], context_length=3, horizon=1, normalization="none"
+    )
+    # context (0.5, 3.5]: t = 2 and 3.5; the last observation is at the cutoff (origin 3.5)
+    assert w.tokens["times"].tolist() == [[-1.5, 0.0]]
+    assert w.tokens["values"].tolist() == [[2.0, 6.0]]
+    assert w.tokens["query_times"].tolist() == [[0.5]]  # target (3.5, 4.5]: t = 4
+    assert w.targets.tolist() == [[8.0]]
+    assert (w.query_loc.tolist(), w.query_scale.tolist()) == ([[0.0]], [[1.0]])
+    assert (w.origins.tolist(), w.n_context.tolist()) == ([3.5], [2])
+
+
+def test_irregular_window_mean_normalisation_uses_history_scale():
+    t = np.array([0.0, 0.5, 2.0, 3.5, 4.0])
+    v = np.array([[1.0], [3.0], [2.0], [6.0], [8.0]])
+    w = series_windows(
+        [t],
+        [v],
+        [np.array([3.5])],
+        context_length=3,
+        horizon=1,
+        normalization="mean",
+        min_scale=0.0,
+    )
+    # level: mean(2, 6) = 4; the window's own spread has 1 degree of freedom (too few), so the
+    # scale is the history's step RMS up to the cutoff: steps 2, -1, 4 -> sqrt(21 / 3)
+    scale = np.sqrt(7.0)
+    np.testing.assert_allclose(w.tokens["values"], [[-2 / scale, 2 / scale]], rtol=1e-6)
+    np.testing.assert_allclose(w.targets, [[4 / scale]])
+    np.testing.assert_allclose(w.query_loc, [[4.0]])
+    np.testing.assert_allclose(w.query_scale, [[scale]])
+
+
+def test_gappy_window_moves_the_origin_and_drops_missing_cells():
+    t = np.arange(7.0)
+    v = np.array([[1, 10], [2, NAN], [3, 30], [NAN, NAN], [NAN, NAN], [NAN, 60], [7, NAN]])
+    w = series_windows(
+        [t],
+        [v.astype(float)],
+        [np.array([4.0])],
+        context_length=3.5,
+        horizon=2,
+        normalization="none",
+    )
+    # context (0.5, 4]: (t=1, ch 0, 2), (t=2, ch 0, 3), (t=2, ch 1, 30); NaN cells are no token
+    # origin: the last observation t = 2, so times are relative to 2 and queries move out by 2
+    assert w.origins.tolist() == [2.0]
+    assert w.tokens["times"].tolist() == [[-1.0, 0.0, 0.0]]
+    assert w.tokens["channels"].tolist() == [[0, 0, 1]]
+    assert w.tokens["values"].tolist() == [[2.0, 3.0, 30.0]]
+    # targets (4, 6]: t = 5 and 6, every channel asked for, NaN where unobserved
+    assert w.tokens["query_times"].tolist() == [[3.0, 3.0, 4.0, 4.0]]
+    assert w.tokens["query_channels"].tolist() == [[0, 1, 0, 1]]
+    np.testing.assert_array_equal(w.targets, [[NAN, 60.0, 7.0, NAN]])
+
+
+def test_unequal_length_series_are_padded():
+    ta, va = np.arange(5.0), np.arange(5.0)[:, None]
+    tb, vb = np.arange(3.0), np.array([[10.0], [20.0], [30.0]])
+    w = series_windows(
+        [ta, tb],
+        [va, vb],
+        [np.array([4.0]), np.array([2.0])],
+        context_length=10,
+        query_times=[np.array([1.0, 2.0]), np.array([1.0])],
+        normalization="none",
+    )
+    assert w.tokens["times"].tolist() == [[-4, -3, -2, -1, 0], [-2, -1, 0, 0, 0]]
+    assert w.tokens["mask"].tolist() == [[True] * 5, [True] * 3 + [False] * 2]
+    assert w.tokens["values"][1].tolist() == [10, 20, 30, 0, 0]
+    assert w.tokens["query_times"].tolist() == [[1, 2], [1, 0]]
+    assert w.query_valid.tolist() == [[True, True], [True, False]]
+    assert np.isnan(w.targets).all()
+    assert (w.query_loc.tolist(), w.query_scale.tolist()) == ([[0, 0], [0, 0]], [[1, 1], [1, 1]])
+    assert (w.series.tolist(), w.cutoffs.tolist()) == ([0, 1], [4.0, 2.0])
+
+
+def test_limits_hidden_targets_extra_queries_and_context_gaps():
+    t, v = np.arange(10.0), np.arange(10.0)[:, None]
+    w = series_windows(
+        [t],
+        [v],
+        [np.array([5.0])],
+        context_length=5,
+        horizon=4,
+        normalization="none",
+        max_tokens=2,
+        max_queries=3,
+        target_end=[8.0],
+        origin_queries=[7.0],
+    )
+    assert w.tokens["times"].tolist() == [[-1.0, 0.0]]  # the latest two of t = 1..5
+    # targets t = 6..9, three evenly spaced (6, 7 or 8, 9); t = 9 > target_end is hidden; the
+    # extra query at 7 after the origin has no target
+    assert w.tokens["query_times"].tolist() == [[1.0, 3.0, 4.0, 7.0]]
+    np.testing.assert_array_equal(w.targets, [[6.0, 8.0, NAN, NAN]])
+    g = series_windows(
+        [t],
+        [v],
+        [np.array([5.0])],
+        context_length=2,
+        horizon=1,
+        normalization="none",
+        context_gaps=[np.array([2.0])],
+    )
+    # context ends 2 before the cutoff: (1, 3]; the target stays after the cutoff (t = 6)
+    assert g.tokens["values"].tolist() == [[2.0, 3.0]]
+    assert (g.origins.tolist(), g.tokens["query_times"].tolist()) == ([3.0], [[3.0]])
+
+
+def test_tz_aware_index_counts_elapsed_time_across_dst():
+    # Berlin skips 02:00 on 2021-03-28: three consecutive hours of elapsed time
+    index = pd.date_range("2021-03-28", periods=3, freq="h", tz="Europe/Berlin")
+    assert [ts.hour for ts in index] == [0, 1, 3]
+    unit = median_spacing([index])
+    assert unit == pd.Timedelta(hours=1)
+    t = index_to_time(index, unit)
+    assert (t - t[0]).tolist() == [0.0, 1.0, 2.0]
+    np.testing.assert_array_equal(t, index_to_time(index.tz_convert("UTC"), unit))
+    w = series_windows(
+        [t],
+        [np.array([[1.0], [2.0], [3.0]])],
+        [t[1:2]],
+        context_length=5,
+        horizon=1,
+        normalization="none",
+    )
+    assert (w.tokens["times"].tolist(), w.tokens["query_times"].tolist()) == ([[-1, 0]], [[1]])
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"horizon": 1, "query_times": [np.zeros(1)]}])
+def test_needs_exactly_one_of_horizon_and_query_times(kwargs):
+    with pytest.raises(ValueError, match="exactly one"):
+        series_windows(
+            [np.arange(3.0)], [np.ones((3, 1))], [np.array([1.0])], context_length=2, **kwargs
+        )
+
+
+def test_no_windows():
+    w = series_windows(
+        [np.arange(3.0)], [np.ones((3, 1))], [np.array([])], context_length=2, horizon=1
+    )
+    assert w.tokens["times"].shape == (0, 1) and w.targets.shape == (0, 1)
+    assert w.query_valid.shape == (0, 1)
