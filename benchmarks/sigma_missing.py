@@ -108,14 +108,18 @@ def vitals(seed: int = 0) -> tuple[pd.DataFrame, float]:
             observed = np.isfinite(future.to_numpy())
             err = np.abs(future.to_numpy() - mean)[observed]
             for j, (e, s) in enumerate(zip(err, std[observed], strict=True)):
-                rows.append(dict(patient=p, point=j, condition=name, sigma=s, covered=e <= Z90 * s))
+                rows.append(
+                    dict(patient=p, point=j, condition=name, sigma=s, covered=e <= Z90 * s)
+                )
     return pd.DataFrame(rows), fit_time
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "sigma_missing.md"))
+    parser.add_argument(
+        "--out", default=str(Path(__file__).parent / "results" / "sigma_missing.md")
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)

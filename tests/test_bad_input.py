@@ -206,7 +206,9 @@ def test_regressor_one_sample_one_feature_and_constant_y_give_finite_answers():
 
     # 60 rows in batches of 64 make one gradient step per epoch: give the fresh network
     # enough steps to move its output to the constant.
-    constant = LevyAttentionRegressor(**{**TINY_REG, "max_epochs": 20}).fit(X, np.full(len(X), 7.0))
+    constant = LevyAttentionRegressor(**{**TINY_REG, "max_epochs": 20}).fit(
+        X, np.full(len(X), 7.0)
+    )
     mean, std = constant.predict(X, return_std=True)
     # Standardised targets are all zero: the answer is the constant, with a small σ.
     np.testing.assert_allclose(mean, 7.0, atol=0.2)
