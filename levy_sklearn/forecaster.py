@@ -146,7 +146,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     growth).
 
     A panel passed to ``fit`` trains one global model over all its series and forecasts each
-    of them. ``pretrain(panel)`` followed by ``fit(series)`` forecasts a series never seen in
+    of them. A relative ``fh`` counts from each series' own last time point, as sktime's
+    vectorised forecasters (e.g. ``NaiveForecaster``) do: on a panel whose series end at
+    different times, ``fh=[1, 2]`` forecasts every series one and two steps after its own end;
+    an absolute ``fh`` asks every series for the same times. ``pretrain(panel)`` followed by ``fit(series)`` forecasts a series never seen in
     training: ``fit`` then keeps the pretrained network (zero-shot) and only sets the
     series' context and scaling (and calibrates, see ``calibration_fraction``).
 
@@ -679,7 +682,25 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             self._set_step()
         return self
 
-    def _absolute_index(self, fh: ForecastingHorizon) -> pd.Index:
+    def _series_indexes(self, fh: ForecastingHorizon) -> list[pd.Index]:
+        """Absolute forecast times of every series: a relative ``fh`` counts from each
+        series' own last time point (the convention of sktime's vectorised forecasters, e.g.
+        ``NaiveForecaster`` on a panel whose series end at different times); an absolute
+        ``fh`` is the same for all."""
+        if not fh.is_relative or len(self._series) == 1:
+            return [self._absolute_index(fh, self.cutoff)] * len(self._series)
+        return [self._absolute_index(fh, self._own_cutoff(f)) for f in self._series.values()]
+
+    def _own_cutoff(self, frame: pd.DataFrame) -> pd.Index:
+        """A series' last time point, as a one-element index shaped like ``self.cutoff``."""
+        last, cutoff = frame.index[-1], self.cutoff
+        if isinstance(cutoff, pd.DatetimeIndex):
+            return pd.DatetimeIndex([last], freq=cutoff.freq)
+        if isinstance(cutoff, pd.PeriodIndex):
+            return pd.PeriodIndex([last], freq=cutoff.freq)
+        return pd.Index([last], dtype=cutoff.dtype)
+
+    def _absolute_index(self, fh: ForecastingHorizon, cutoff: pd.Index) -> pd.Index:
         values = fh.to_pandas()
         if (
             fh.is_relative
@@ -694,12 +715,12 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                     "relative time spans (e.g. fh=pd.to_timedelta([1, 2], unit='h'))."
                 )
             step = pd.Timedelta(self._step * self.time_unit_)
-            return pd.Index(self.cutoff[0] + np.asarray(values) * step)
+            return pd.Index(cutoff[0] + np.asarray(values) * step)
         if self.time_kind_ == "timedelta" and pd.api.types.is_timedelta64_dtype(values.dtype):
             # sktime cannot hold absolute times of a TimedeltaIndex in a ForecastingHorizon
             # (to_absolute_index raises), so add the spans to the cutoff here.
-            return pd.TimedeltaIndex(self.cutoff[0] + values)
-        return self._check_tz(fh.to_absolute_index(self.cutoff))
+            return pd.TimedeltaIndex(cutoff[0] + values)
+        return self._check_tz(fh.to_absolute_index(cutoff))
 
     def _check_tz(self, index: pd.Index) -> pd.Index:
         """Absolute forecast times in the series' time zone; a naive time on an aware series
@@ -730,15 +751,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         forecast one would have made then. A ``diagnostics`` dict gets the per-head
         ``evidence`` and ``disagreement`` (data units²), ``(n_rows, n_channels, n_heads)``.
         """
-        index = self._absolute_index(fh)
-        t_abs = index_to_time(index, self.time_unit_)
+        indexes = self._series_indexes(fh)
         keys = list(self._series)
         all_times, all_values = self._arrays(list(self._series.items()))
         span = self.horizon_span_
         # One window per (series, effective cutoff); each gets one extra query at the
         # training horizon after its origin, whose variance floors the variance beyond it.
         times, values, cutoffs, queries, where = [], [], [], [], []
-        for i, (t, v) in enumerate(zip(all_times, all_values, strict=True)):
+        t_all = [index_to_time(index, self.time_unit_) for index in indexes]
+        for i, (t, v, t_abs) in enumerate(zip(all_times, all_values, t_all, strict=True)):
             before = np.searchsorted(t, t_abs, side="left") - 1
             cut = np.where(t_abs > t[-1], t[-1], np.where(before >= 0, t[before], t_abs - 1.0))
             for c in np.unique(cut):
@@ -761,7 +782,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         out = self.net_.predict_moments(windows.tokens)
         loc, scale = windows.query_loc, windows.query_scale
         n_ch = self.n_channels_
-        mean = np.empty((len(keys), t_abs.size, n_ch))
+        n_fh = len(indexes[0])
+        mean = np.empty((len(keys), n_fh, n_ch))
         var = np.empty_like(mean)
         n_heads = out.evidence.shape[-1]
         evidence = np.empty((*mean.shape, n_heads))
@@ -769,7 +791,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         for w, (i, k) in enumerate(where):
             # Horizons count from the window's origin (its last observation), so a gap
             # before the cutoff counts as horizon too.
-            rel = t_abs[k] - windows.origins[w]
+            rel = t_all[i][k] - windows.origins[w]
             q = (k.size + 1) * n_ch
             m = (loc[w, :q] + scale[w, :q] * out.mean[w, :q]).reshape(k.size + 1, n_ch)
             s2 = (scale[w, :q] ** 2 * out.variance[w, :q]).reshape(k.size + 1, n_ch)
@@ -782,12 +804,13 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         mean = mean * self.channel_scale_ + self.channel_mean_
         var = var * self.channel_scale_**2
         if keys == [None]:
-            rows = index
+            rows = indexes[0]
         else:
             rows = pd.MultiIndex.from_tuples(
-                [(*key, t) for key in keys for t in index], names=self._index_names
+                [(*key, t) for key, index in zip(keys, indexes, strict=True) for t in index],
+                names=self._index_names,
             )
-        n_rows = len(keys) * t_abs.size
+        n_rows = len(keys) * n_fh
         if diagnostics is not None:
             diagnostics["evidence"] = evidence.reshape(n_rows, n_ch, n_heads)
             disagreement = disagreement * self.channel_scale_[:, None] ** 2

@@ -7,6 +7,7 @@ import pytest
 import torch
 from scipy.stats import norm
 from sktime.datasets import load_airline
+from sktime.forecasting.base import ForecastingHorizon
 from sktime.forecasting.naive import NaiveForecaster
 
 from levy_sklearn.forecaster import LevyForecaster
@@ -159,3 +160,31 @@ def test_softmax_forecaster_has_no_evidence_or_disagreement():
     u = f.predict_uncertainty([1, 2])
     assert (u.evidence.to_numpy() == 0).all() and (u.disagreement.to_numpy() == 0).all()
     assert (u.std.to_numpy() > 0).all()
+
+
+@pytest.mark.parametrize("kind", ["int", "datetime"])
+def test_unequal_end_panel_forecasts_from_each_series_own_cutoff(kind):
+    # Series a on 0..49 and b on 10..39: a relative fh counts from each series' own last time
+    # point, as sktime's vectorised NaiveForecaster does (b at 40, 41 — not at 50, 51).
+    rng = np.random.default_rng(0)
+
+    def index(start, stop):
+        if kind == "int":
+            return pd.RangeIndex(start, stop)
+        return pd.date_range("2020-01-01", periods=50, freq="D")[start:stop]
+
+    a = pd.DataFrame({"y": rng.normal(size=50)}, index=index(0, 50))
+    b = pd.DataFrame({"y": rng.normal(size=30)}, index=index(10, 40))
+    panel = pd.concat({"a": a, "b": b}, names=["series", "time"])
+    naive = NaiveForecaster().fit(panel).predict(fh=[1, 2])
+    levy = LevyForecaster(**TINY).fit(panel)
+    for out in (
+        levy.predict(fh=[1, 2]),
+        levy.predict_var(fh=[1, 2]),
+        levy.predict_interval(fh=[1, 2]),
+    ):
+        assert list(out.index) == list(naive.index)
+    # The same forecast times asked absolutely give the same numbers for b.
+    times = naive.loc["b"].index
+    absolute = levy.predict(fh=ForecastingHorizon(times, is_relative=False)).loc["b"]
+    pd.testing.assert_frame_equal(levy.predict(fh=[1, 2]).loc["b"], absolute)
