@@ -149,9 +149,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     of them. A relative ``fh`` counts from each series' own last time point, as sktime's
     vectorised forecasters (e.g. ``NaiveForecaster``) do: on a panel whose series end at
     different times, ``fh=[1, 2]`` forecasts every series one and two steps after its own end;
-    an absolute ``fh`` asks every series for the same times. ``pretrain(panel)`` followed by ``fit(series)`` forecasts a series never seen in
-    training: ``fit`` then keeps the pretrained network (zero-shot) and only sets the
-    series' context and scaling (and calibrates, see ``calibration_fraction``).
+    an absolute ``fh`` asks every series for the same times. ``pretrain(panel)`` followed by
+    ``fit(series)`` forecasts a series never seen in training: ``fit`` then keeps the
+    pretrained network (zero-shot) and only sets the series' context and scaling (and
+    calibrates, see ``calibration_fraction``).
 
     ``fh`` may hold absolute time points anywhere after the cutoff (also between or far beyond
     the training horizon), relative ``pd.Timedelta`` spans, or relative integer steps where
