@@ -249,9 +249,6 @@ class KeySet(NamedTuple):
     padding : Tensor, optional
         ``(B, L)`` boolean, ``True`` marks padding (the ``key_padding_mask`` convention of
         ``torch.nn.MultiheadAttention``).
-    timeless : Tensor, optional
-        ``(B, L)`` boolean, ``True`` marks keys every head sees in full (``w = 1``): keys
-        that have no time.
 
     Examples
     --------
@@ -267,7 +264,6 @@ class KeySet(NamedTuple):
     value: Tensor
     times: Tensor | None = None
     padding: Tensor | None = None
-    timeless: Tensor | None = None
 
 
 def _key_padding_bias(padding: Tensor | None, like: Tensor) -> Tensor | None:
@@ -484,8 +480,6 @@ class LevyAttention(nn.Module):
                 "pass both or set num_windowed_heads=0."
             )
         log_w = self._log_window_mass(query_times.to(like.dtype), keys.times.to(like.dtype))
-        if keys.timeless is not None:
-            log_w = log_w.masked_fill(keys.timeless[:, None, None, :], 0.0)
         # Global heads (first) take the padding bias alone; one buffer, written once.
         n_global = self.num_heads - self.num_windowed_heads
         out = log_w.new_empty(log_w.shape[0], self.num_heads, *log_w.shape[2:])

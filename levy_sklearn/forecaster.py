@@ -454,9 +454,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 cut = self._cutoffs(t, v, -np.inf, split)
                 n_gap = int(np.ceil(self.observation_dropout * cut.size))
                 gapped = rng.choice(cut, size=n_gap, replace=False) if cut.size else cut[:0]
-                gap = np.concatenate([np.zeros(cut.size), rng.uniform(0, 1, n_gap)])
+                gap = np.concatenate(
+                    [np.zeros(cut.size), rng.uniform(0, self.horizon_span_, n_gap)]
+                )
                 cut = np.concatenate([cut, gapped])
-                gap *= self.horizon_span_
             cutoffs.append(cut)
             gaps.append(gap)
             ends.append(split if part == "train" else np.inf)

@@ -34,10 +34,11 @@ __all__ = [
 #: and of the forecaster): subtract the context mean, subtract its least-squares line, or
 #: leave values alone.
 NORMALIZATIONS = ("mean", "trend", "none")
-# Contexts thinner than this fall back to the mean (a slope from two tokens is noise); a
-# history with fewer steps than _MIN_STEPS_SCALE per channel keeps the unit scale.
+# Contexts thinner than this fall back to the mean (a slope from two tokens is noise).
 _MIN_TOKENS_TREND = 3
-_MIN_STEPS_SCALE = 2
+# A spread from fewer terms than this (residual degrees of freedom of a window, steps of a
+# history) is noise: it does not count towards a scale.
+_MIN_SCALE_TERMS = 2
 
 
 def index_kind(index: pd.Index) -> str:
@@ -308,7 +309,7 @@ def _window_location(
         else:
             level[ch] = vc.mean()
             dof = n - 1
-        if dof >= _MIN_STEPS_SCALE:
+        if dof >= _MIN_SCALE_TERMS:
             spread2[ch] = np.sum((vc - level[ch] - slope[ch] * tc) ** 2) / dof
     return level, slope, spread2
 
@@ -340,7 +341,7 @@ class _HistoryScale:
         scale2 = np.asarray(local_spread2, dtype=np.float64).copy()
         for ch, (times, cum) in enumerate(zip(self.step_times, self.cum_squares, strict=True)):
             n = int(np.searchsorted(times, cutoff, side="right"))
-            if n >= _MIN_STEPS_SCALE:
+            if n >= _MIN_SCALE_TERMS:
                 scale2[ch] = max(scale2[ch], cum[n - 1] / n)
             elif scale2[ch] == 0:
                 scale2[ch] = 1.0  # no history, no spread: the channel's global unit
@@ -454,7 +455,8 @@ def series_windows(
         t_i = np.asarray(t_i, dtype=np.float64)
         v_i = np.asarray(v_i, dtype=np.float64).reshape(len(t_i), n_channels)
         end = np.inf if target_end is None else float(target_end[i])
-        history_scale = _HistoryScale(t_i, v_i, min_scale)
+        # Without normalisation no window is scaled, so no history scale is needed.
+        history_scale = None if normalization == "none" else _HistoryScale(t_i, v_i, min_scale)
         cuts = np.asarray(cutoffs[i], dtype=np.float64)
         gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
         for c, gap in zip(cuts, gaps, strict=True):
@@ -465,7 +467,7 @@ def series_windows(
             tt = tt - shift
             level, slope, spread2 = _window_location(tt, chans, vv, n_channels, normalization)
             scale = (
-                np.ones(n_channels) if normalization == "none" else history_scale(c - gap, spread2)
+                np.ones(n_channels) if history_scale is None else history_scale(c - gap, spread2)
             )
             if horizon is not None:
                 rel, tgt = _observed_targets(t_i, v_i, c, horizon, end, max_queries)
