@@ -161,6 +161,20 @@ def relative_difference(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300), initial=0.0))
 
 
+def machine(load: float) -> str:
+    """The machine, the versions and the commit measured."""
+    git = ["git", "rev-parse", "--short", "HEAD"]
+    commit = subprocess.run(git, capture_output=True, text=True).stdout.strip() or "unknown"
+    return (
+        f"Machine: {platform.machine()}, {psutil.cpu_count()} CPUs, "
+        f"{psutil.virtual_memory().total / GIB:.0f} GiB RAM; Python "
+        f"{platform.python_version()}, torch {torch.__version__}, dask {dask.__version__}; "
+        f"commit {commit} (plus uncommitted changes, if any). The load average was "
+        f"{load:.1f} when the run started: with other work on the machine, the 2-worker "
+        "speed-up is understated."
+    )
+
+
 def write_report(runs: list[dict], rows_n: int, series_n: int, load: float) -> str:
     units = {"regressor": "rows/s", "forecaster": "series/s"}
     lines = [
@@ -212,9 +226,6 @@ def write_report(runs: list[dict], rows_n: int, series_n: int, load: float) -> s
         f"{name} {s:.2f}× ({'meets' if s >= SPEEDUP_BAR else '**below**'} the {SPEEDUP_BAR}× bar)"
         for name, s in speedups.items()
     )
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
     lines += [
         "",
         f"Speed-up of 2 workers over 1: {verdict}. Predictions "
@@ -246,12 +257,7 @@ def write_report(runs: list[dict], rows_n: int, series_n: int, load: float) -> s
         "from Parquet and converted block by block) is scored where it lies; a panel in the "
         "client's memory is scattered to the workers by `predict_panel`.",
         "",
-        f"Machine: {platform.machine()}, {psutil.cpu_count()} CPUs, "
-        f"{psutil.virtual_memory().total / GIB:.0f} GiB RAM; Python "
-        f"{platform.python_version()}, torch {torch.__version__}, dask {dask.__version__}; "
-        f"commit {commit or 'unknown'} (plus uncommitted changes, if any). The load average "
-        f"was {load:.1f} when the run started: with other work on the machine, the 2-worker "
-        "speed-up is understated.",
+        machine(load),
         "",
     ]
     return "\n".join(lines)

@@ -28,6 +28,7 @@ import copy
 import functools
 import importlib
 from collections.abc import Callable
+from numbers import Integral
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -125,15 +126,16 @@ def predict_blocks(
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-d dask array (rows, features), got {X.ndim} dimensions.")
     X = X.rechunk({1: -1})
-    # One row (of NaN: every feature unobserved, which any Lévy estimator accepts) shows the
-    # output's layout without computing a block.
-    sample = predict(np.full((1, X.shape[1]), np.nan, dtype=X.dtype))
+    # One row of zeros (as dask-ml's wrappers use) shows the output's layout in-process.
+    sample = predict(np.zeros((1, X.shape[1]), dtype=X.dtype))
     parts = sample if isinstance(sample, tuple) else (sample,)
     if not all(isinstance(p, np.ndarray) and p.ndim >= 1 and len(p) == 1 for p in parts):
         raise ValueError(
             f"method={method!r} must return an array, or a tuple of arrays, with one row per "
             f"row of X; {type(estimator).__name__}.{method} returned {type(sample).__name__}."
         )
+    if any(p.shape != parts[0].shape for p in parts):
+        raise ValueError(f"method={method!r} returned arrays of different shapes.")
     if not isinstance(sample, tuple):
         return da.map_blocks(
             predict,
@@ -152,8 +154,6 @@ def predict_blocks(
         chunks=(X.chunks[0], *parts[0].shape[1:], len(parts)),
         **_axes(parts[0].ndim + 1),
     )
-    if any(p.shape != parts[0].shape for p in parts):
-        raise ValueError(f"method={method!r} returned arrays of different shapes.")
     return tuple(stacked[..., i] for i in range(len(parts)))
 
 
@@ -259,20 +259,29 @@ default="predict"
             "sktime's pd-multiindex format. Forecast a single series with "
             f"forecaster.{method}(fh) in-process."
         )
+    if y.empty:
+        raise ValueError("y is empty: pass the histories of the series to forecast.")
     fitted_levels = len(forecaster._index_names)
     if fitted_levels != y.index.nlevels:
         raise ValueError(
             f"y has {y.index.nlevels} index levels but the forecaster was fitted on "
             f"{fitted_levels}; fit it (or pretrain, then fit it) on a panel indexed like y."
         )
-    client = get_client() if client is None else client
+    if client is None:
+        try:
+            client = get_client()
+        except ValueError as err:
+            raise ValueError(
+                "predict_panel needs a Dask client: start one first, e.g. Client() for a "
+                "local cluster or Client('tcp://scheduler:8786'), or pass client=."
+            ) from err
     instances = y.index.droplevel(-1)
     codes, uniques = pd.factorize(instances)
     if npartitions is None:
         npartitions = _PARTITIONS_PER_THREAD * sum(client.nthreads().values())
-    if isinstance(npartitions, bool) or not isinstance(npartitions, int) or npartitions < 1:
+    if isinstance(npartitions, bool) or not isinstance(npartitions, Integral) or npartitions < 1:
         raise ValueError(f"npartitions={npartitions!r} must be a positive integer.")
-    npartitions = min(npartitions, len(uniques))
+    npartitions = min(int(npartitions), len(uniques))
     # Contiguous groups of whole series, in their order of first appearance.
     group = codes * npartitions // len(uniques)
     parts = [part for _, part in y.groupby(group, sort=True)]

@@ -124,7 +124,8 @@ def test_predict_panel_equals_update_then_predict_in_process(client, vitals, met
     np.testing.assert_allclose(remote.to_numpy(), expected.to_numpy(), rtol=1e-12, atol=1e-12)
 
 
-def test_predict_panel_keeps_the_order_of_y_and_extends_known_series(client, vitals):
+@pytest.mark.usefixtures("client")  # predict_panel finds the current client itself
+def test_predict_panel_keeps_the_order_of_y_and_extends_known_series(vitals):
     forecaster, new, fitted_panel = vitals
     # Later observations of patient 2 (a fitted series) among the new ones, series shuffled.
     later = fitted_panel.loc[[2]].iloc[-5:]
@@ -132,7 +133,7 @@ def test_predict_panel_keeps_the_order_of_y_and_extends_known_series(client, vit
     series = [later, *(frame for _, frame in new.groupby(level=0))]
     y = pd.concat([series[i] for i in np.random.default_rng(0).permutation(len(series))])
     fh = pd.to_timedelta([30, 60], unit="min")
-    remote = predict_panel(forecaster, y, fh, client=client)  # the default npartitions
+    remote = predict_panel(forecaster, y, fh)  # the current client, the default npartitions
     order = list(dict.fromkeys(y.index.get_level_values(0)))
     assert list(dict.fromkeys(remote.index.get_level_values(0))) == order
     local = copy.deepcopy(forecaster).update(y, update_params=False).predict(fh)
@@ -148,6 +149,8 @@ def test_scaleout_bad_input(client, vitals, regressor_data):
         predict_panel(forecaster, new, [1], "predict_proba", client=client)
     with pytest.raises(ValueError, match="y must be a panel"):
         predict_panel(forecaster, new.loc[6], [1], client=client)
+    with pytest.raises(ValueError, match="y is empty"):
+        predict_panel(forecaster, new.iloc[:0], [1], client=client)
     with pytest.raises(ValueError, match="npartitions=0 must be a positive integer"):
         predict_panel(forecaster, new, [1], client=client, npartitions=0)
     single = LevyForecaster(**TINY_FC).fit(new.loc[6])
