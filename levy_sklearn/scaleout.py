@@ -285,10 +285,12 @@ default="predict"
     # Contiguous groups of whole series, in their order of first appearance.
     group = codes * npartitions // len(uniques)
     parts = [part for _, part in y.groupby(group, sort=True)]
-    model = client.scatter(forecaster, broadcast=True)
+    # Fresh keys on every call (hash=False): a key shared with an earlier call's data may be
+    # released by that call's clean-up after this call scattered it ("lost dependencies").
+    model = client.scatter(forecaster, broadcast=True, hash=False)
     futures = client.map(
         _forecast_partition,
-        client.scatter(parts),
+        client.scatter(parts, hash=False),
         model=model,
         fh=fh,
         method=method,

@@ -143,6 +143,18 @@ def test_predict_panel_keeps_the_order_of_y_and_extends_known_series(vitals):
     )
 
 
+def test_predict_panel_called_again_on_the_same_data(client, vitals):
+    # Data scattered under one key by two calls: the first call's clean-up must not drop it
+    # from under the second (it did, "lost dependencies", with content-hashed keys).
+    forecaster, new, _ = vitals
+    small = new[new.index.get_level_values(0) < 12]
+    fh = pd.to_timedelta([30], unit="min")
+    first = predict_panel(forecaster, small, fh, client=client, npartitions=6)
+    for _ in range(5):
+        again = predict_panel(forecaster, small, fh, client=client, npartitions=6)
+        pd.testing.assert_frame_equal(again, first)
+
+
 def test_scaleout_bad_input(client, vitals, regressor_data):
     forecaster, new, _ = vitals
     with pytest.raises(ValueError, match="method='predict_proba' must be one of"):
