@@ -408,6 +408,18 @@ class Intervals:
     :meth:`interval` is the one interface, and the coverage is checked there, once; a
     subclass gives the bounds for a list of checked levels (``_bounds``). The subclasses are
     :class:`GaussianIntervals` and :class:`ConformalIntervals`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.conformal import ConformalIntervals, GaussianIntervals
+    >>> rng = np.random.default_rng(0)
+    >>> mean, std = np.zeros(300), np.ones(300)
+    >>> conformal = ConformalIntervals(mean, std, rng.normal(size=300))
+    >>> for intervals in (GaussianIntervals(), conformal):
+    ...     print(intervals.interval(mean[:2], std[:2], [0.5, 0.9])[1].shape)
+    (2, 2)
+    (2, 2)
     """
 
     def _bounds(
