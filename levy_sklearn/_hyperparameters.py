@@ -106,8 +106,17 @@ def shared_docs(cls: type) -> type:
     return cls
 
 
-def _positive_int(low: int = 1) -> list:
-    return [Interval(Integral, low, None, closed="left")]
+class _IntInterval(Interval):
+    """scikit-learn's ``Interval(Integral, ...)`` without booleans, which it accepts because
+    ``True`` is an ``Integral``: ``n_heads=True`` is a mistake, not one head."""
+
+    def is_satisfied_by(self, val: Any) -> bool:
+        return not isinstance(val, bool | np.bool_) and super().is_satisfied_by(val)
+
+
+def int_at_least(low: int = 1) -> list:
+    """The constraint of an int hyperparameter ``>= low`` (booleans refused)."""
+    return [_IntInterval(Integral, low, None, closed="left")]
 
 
 class LevyHyperparameters:
@@ -131,18 +140,18 @@ class LevyHyperparameters:
     """
 
     _parameter_constraints: ClassVar[dict[str, list]] = {
-        "d_model": _positive_int(),
-        "n_heads": _positive_int(),
-        "n_windowed_heads": _positive_int(0),
-        "n_layers": _positive_int(0),
+        "d_model": int_at_least(),
+        "n_heads": int_at_least(),
+        "n_windowed_heads": int_at_least(0),
+        "n_layers": int_at_least(0),
         "attention": [StrOptions(set(ATTENTION_KINDS))],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "loss": [StrOptions(set(LOSSES))],
         "lr": [Interval(Real, 0, None, closed="neither")],
-        "max_epochs": _positive_int(),
-        "batch_size": _positive_int(),
+        "max_epochs": int_at_least(),
+        "batch_size": int_at_least(),
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
-        "patience": [*_positive_int(), None],
+        "patience": [*int_at_least(), None],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "observation_dropout": [Interval(Real, 0, 1, closed="both")],
         # Resolved (and refused with the fix) by training.check_device when the net is built.

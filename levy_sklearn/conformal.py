@@ -1,11 +1,21 @@
-"""Split-conformal intervals normalised by the model's own single-pass σ, built on MAPIE.
+"""Prediction intervals from Gaussian moments: the Normal's own, or split-conformal (MAPIE).
 
-Shared by both front-ends (:class:`~levy_sklearn.regressor.LevyAttentionRegressor` and the
-sktime forecaster). Any model that has already produced Gaussian moments can be calibrated
-here, without MAPIE ever calling the model again.
+Both front-ends (:class:`~levy_sklearn.regressor.LevyAttentionRegressor` and the sktime
+forecaster) turn a predicted mean and σ into intervals through one interface, so neither
+branches on how an interval is made. Any model that has already produced Gaussian moments
+can be calibrated here, without MAPIE ever calling the model again.
 
 Contract
 --------
+* **Intervals.** :class:`GaussianIntervals` (``mean ∓ z σ``) and :class:`ConformalIntervals`
+  (split conformal, calibrated on held-out moments) share :class:`Intervals`'s
+  ``interval(mean, std, coverage) -> (lower, upper)``: ``mean`` and ``std`` of shape ``(n,)``
+  for one target or ``(n, Q)`` for ``Q`` targets; bounds of shape ``mean.shape`` for a
+  scalar coverage and ``mean.shape + (n_coverages,)`` for a list. The coverage is checked
+  there, once (:func:`~levy_sklearn.metrics.check_coverage`).
+  :meth:`ConformalIntervals.from_channels` calibrates the forecaster's per-channel queries
+  (one MAPIE conformalizer per channel) and :meth:`ConformalIntervals.sigma_scale` gives the
+  factor of σ that makes the Gaussian interval the conformal one.
 * **Moments as features.** :class:`MomentsRegressor` is a trivial sklearn regressor whose
   ``X`` is the two-column array ``[mean, std]`` of predictions that were already computed;
   ``predict(X)`` returns column 0 and ``predict(X, return_std=True)`` returns
@@ -14,24 +24,17 @@ Contract
 * **Score.** :class:`SigmaNormalisedScore` is ``|y − μ| / σ``, symmetric (see its docstring
   for why we do not use MAPIE's built-in ``"std_normalized"``). It reads ``σ`` from column 1
   of the moments array, or from ``sigma_estimator.predict(X, return_std=True)`` when given one.
-* **Functions** (all arrays float; ``mean``, ``std`` and ``y`` of shape ``(n,)`` for one
-  target or ``(n, Q)`` for ``Q`` targets, ``std > 0``):
+* **Functions** (all arrays float; ``std > 0``):
 
   - ``fit_conformal(mean, std, y, confidence_level=0.9) -> list[SplitConformalRegressor]``:
     one conformalized MAPIE regressor per target (MAPIE is single-output). Rows whose ``y``
-    is ``NaN`` are left out of that target's calibration set. ``confidence_level`` is a float
-    or a list of floats in ``(0, 1)``.
+    is ``NaN`` are left out of that target's calibration set.
   - ``conformal_interval(fitted, mean, std) -> (lower, upper)``: intervals for new moments,
     each of shape ``mean.shape + (n_levels,)`` (the levels given to :func:`fit_conformal`, in
     that order; the trailing axis is always there, even for one level).
-  - :class:`ConformalCalibrator` keeps the calibration moments and conformalizes lazily, once
-    per confidence level asked for, so a list of coverages chosen at prediction time works
-    (MAPIE fixes the level when it is built). ``interval(mean, std, coverage)`` returns
-    ``(lower, upper)`` of shape ``mean.shape`` for a scalar coverage and
-    ``mean.shape + (n_coverages,)`` for a list.
 
-Every quantile comes from MAPIE (``SplitConformalRegressor.predict_interval``); nothing here
-computes order statistics by hand.
+Every conformal quantile comes from MAPIE (``SplitConformalRegressor.predict_interval``);
+nothing here computes order statistics by hand.
 """
 
 from __future__ import annotations
@@ -43,67 +46,25 @@ import numpy as np
 from mapie.conformity_scores import BaseRegressionScore
 from mapie.regression import SplitConformalRegressor
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import norm
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array
 
+from .metrics import _normal_bounds, check_coverage
+
 __all__ = [
-    "ConformalCalibrator",
+    "ConformalIntervals",
+    "GaussianIntervals",
+    "Intervals",
     "MomentsRegressor",
     "SigmaNormalisedScore",
-    "channel_columns",
-    "check_coverage",
     "conformal_interval",
     "fit_conformal",
 ]
 
 
-def _gaussian_bounds(
-    mean: np.ndarray, std: np.ndarray, levels: Sequence[float]
-) -> tuple[np.ndarray, np.ndarray]:
-    """``mean ∓ z σ`` for each coverage level, ``z`` its central normal quantile.
-
-    The front-ends' non-conformal twin of :meth:`ConformalCalibrator.interval`: bounds of
-    shape ``mean.shape + (len(levels),)``.
-    """
-    z = norm.ppf(0.5 + 0.5 * np.asarray(levels, dtype=float))
-    return mean[..., None] - z * std[..., None], mean[..., None] + z * std[..., None]
-
-
 # σ is floored here before dividing by it, so a (numerically) zero σ gives a huge but finite
 # score instead of inf/NaN.
 _SIGMA_FLOOR = 1e-12
-
-
-def check_coverage(coverage: float | Sequence[float]) -> tuple[list[float], bool]:
-    """Validate a coverage (or confidence level) or a list of them.
-
-    Parameters
-    ----------
-    coverage : float or sequence of float
-        Each in the open interval ``(0, 1)``.
-
-    Returns
-    -------
-    levels : list of float
-        The coverages as a list.
-    scalar : bool
-        Whether a single float was given (callers drop the level axis then).
-
-    Examples
-    --------
-    >>> from levy_sklearn.conformal import check_coverage
-    >>> check_coverage(0.9), check_coverage([0.5, 0.9])
-    (([0.9], True), ([0.5, 0.9], False))
-    """
-    scalar = np.ndim(coverage) == 0
-    levels = [float(c) for c in np.atleast_1d(np.asarray(coverage, dtype=float))]
-    if not levels or not all(0.0 < c < 1.0 for c in levels):
-        raise ValueError(
-            f"coverage={coverage!r} must be a float or a non-empty list of floats strictly "
-            "between 0 and 1, e.g. coverage=0.9 for a 90% interval."
-        )
-    return levels, scalar
 
 
 class MomentsRegressor(RegressorMixin, BaseEstimator):
@@ -324,60 +285,35 @@ def _as_columns(a: ArrayLike) -> NDArray:
     return a[:, None] if a.ndim == 1 else a
 
 
-def channel_columns(
-    mean: ArrayLike,
-    std: ArrayLike,
-    y: ArrayLike,
-    channels: ArrayLike,
-    n_channels: int,
-    valid: ArrayLike | None = None,
+def _calibration_columns(
+    mean: ArrayLike, std: ArrayLike, y: ArrayLike
 ) -> tuple[NDArray, NDArray, NDArray]:
-    """Predictions of many channels, one per entry, as one column per channel for MAPIE.
+    """Calibration moments and targets as ``(n_samples, n_targets)`` columns, one shape."""
+    mean, std, y = _as_columns(mean), _as_columns(std), _as_columns(y)
+    if not mean.shape == std.shape == y.shape:
+        raise ValueError(
+            f"mean {mean.shape}, std {std.shape} and y {y.shape} must have the same shape."
+        )
+    return mean, std, y
 
-    MAPIE calibrates one output at a time; a forecaster's queries each ask for one channel.
-    Every entry becomes a row, its channel's column holds its values and the others hold
-    dummy moments (mean 0, σ 1) and a ``NaN`` target, which :func:`fit_conformal` leaves
-    out.
 
-    Parameters
-    ----------
-    mean, std, y : array-like
-        Moments and observed values (``NaN`` = unobserved) of every entry, all one shape.
-    channels : array-like of int
-        The channel of every entry, same shape.
-    n_channels : int
-        Number of channels (columns).
-    valid : array-like of bool, optional
-        Entries to keep (e.g. not padding); all by default.
-
-    Returns
-    -------
-    mean, std, y : ndarray of shape (n_kept, n_channels)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from levy_sklearn.conformal import channel_columns
-    >>> mean, std, y = channel_columns([1.0, 2.0], [0.5, 0.5], [1.5, np.nan], [0, 1], 2)
-    >>> mean.tolist(), std.tolist(), y.tolist()
-    ([[1.0, 0.0], [0.0, 2.0]], [[0.5, 1.0], [1.0, 0.5]], [[1.5, nan], [nan, nan]])
-    """
-    channels = np.asarray(channels).ravel()
-    keep = slice(None) if valid is None else np.asarray(valid, dtype=bool).ravel()
-    mean_c, std_c, y_c = (
-        np.column_stack(
-            [
-                np.where(channels == c, np.asarray(x, dtype=np.float64).ravel(), np.nan)
-                for c in range(n_channels)
-            ]
-        )[keep]
-        for x in (mean, std, y)
-    )
-    return (
-        np.where(np.isfinite(mean_c), mean_c, 0.0),
-        np.where(np.isfinite(std_c), std_c, 1.0),
-        y_c,
-    )
+def _conformalize(
+    mean: NDArray, std: NDArray, y: NDArray, levels: list[float]
+) -> list[SplitConformalRegressor]:
+    """One MAPIE conformalizer per column, each on the rows where that column's ``y`` is
+    observed; the arguments are already checked."""
+    fitted = []
+    for q in range(mean.shape[1]):
+        keep = np.isfinite(y[:, q])
+        mapie = SplitConformalRegressor(
+            MomentsRegressor(),
+            confidence_level=levels,
+            conformity_score=SigmaNormalisedScore(),
+            prefit=True,
+        )
+        moments = np.column_stack([mean[keep, q], std[keep, q]])
+        fitted.append(mapie.conformalize(moments, y[keep, q]))
+    return fitted
 
 
 def fit_conformal(
@@ -417,23 +353,7 @@ def fit_conformal(
     True
     """
     levels, _ = check_coverage(confidence_level)
-    mean, std, y = _as_columns(mean), _as_columns(std), _as_columns(y)
-    if not mean.shape == std.shape == y.shape:
-        raise ValueError(
-            f"mean {mean.shape}, std {std.shape} and y {y.shape} must have the same shape."
-        )
-    fitted = []
-    for q in range(mean.shape[1]):
-        keep = np.isfinite(y[:, q])
-        mapie = SplitConformalRegressor(
-            MomentsRegressor(),
-            confidence_level=levels,
-            conformity_score=SigmaNormalisedScore(),
-            prefit=True,
-        )
-        moments = np.column_stack([mean[keep, q], std[keep, q]])
-        fitted.append(mapie.conformalize(moments, y[keep, q]))
-    return fitted
+    return _conformalize(*_calibration_columns(mean, std, y), levels)
 
 
 def conformal_interval(
@@ -482,17 +402,128 @@ def conformal_interval(
     return lower, upper
 
 
-class ConformalCalibrator:
-    """Calibration moments kept once, conformalized lazily for any coverage asked later.
+class Intervals:
+    """Base class of the intervals a front-end makes from predicted moments.
 
-    MAPIE fixes the confidence level when a conformalizer is built; this keeps the
-    calibration ``(mean, std, y)`` and builds (and caches) one :func:`fit_conformal` per new
-    level, which is cheap because :class:`MomentsRegressor` never calls the model.
+    :meth:`interval` is the one interface, and the coverage is checked there, once; a
+    subclass gives the bounds for a list of checked levels (``_bounds``). The subclasses are
+    :class:`GaussianIntervals` and :class:`ConformalIntervals`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.conformal import ConformalIntervals, GaussianIntervals
+    >>> rng = np.random.default_rng(0)
+    >>> mean, std = np.zeros(300), np.ones(300)
+    >>> conformal = ConformalIntervals(mean, std, rng.normal(size=300))
+    >>> for intervals in (GaussianIntervals(), conformal):
+    ...     print(intervals.interval(mean[:2], std[:2], [0.5, 0.9])[1].shape)
+    (2, 2)
+    (2, 2)
+    """
+
+    def _bounds(
+        self, mean: ArrayLike, std: ArrayLike, levels: list[float]
+    ) -> tuple[NDArray, NDArray]:
+        raise NotImplementedError
+
+    def interval(
+        self, mean: ArrayLike, std: ArrayLike, coverage: float | Sequence[float] = 0.9
+    ) -> tuple[NDArray, NDArray]:
+        """Central ``(lower, upper)`` for predicted moments.
+
+        Parameters
+        ----------
+        mean, std : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Predicted moments (for :class:`ConformalIntervals`, with the targets of its
+            calibration).
+        coverage : float or list of float, default=0.9
+            Coverage(s) in ``(0, 1)``.
+
+        Returns
+        -------
+        lower, upper : ndarray
+            Shape ``mean.shape`` for a scalar coverage, ``mean.shape + (n_coverages,)``
+            for a list.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.conformal import GaussianIntervals
+        >>> lower, upper = GaussianIntervals().interval(np.zeros(3), np.ones(3), [0.5, 0.9])
+        >>> lower.shape  # (n_samples, n_coverages)
+        (3, 2)
+        """
+        levels, scalar = check_coverage(coverage)
+        lower, upper = self._bounds(mean, std, levels)
+        return (lower[..., 0], upper[..., 0]) if scalar else (lower, upper)
+
+
+class GaussianIntervals(Intervals):
+    """Central intervals of the predicted Normal itself: ``mean ∓ z σ``.
+
+    ``z`` is the ``(1 + coverage) / 2`` normal quantile. The moments are the model's own and
+    are not checked (use :func:`~levy_sklearn.metrics.gaussian_interval` for moments from
+    elsewhere). It needs no fitting, and shares :meth:`Intervals.interval` with
+    :class:`ConformalIntervals`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.conformal import GaussianIntervals
+    >>> lower, upper = GaussianIntervals().interval(np.zeros(2), np.array([1.0, 2.0]), 0.95)
+    >>> upper.round(3)
+    array([1.96, 3.92])
+    """
+
+    def _bounds(
+        self, mean: ArrayLike, std: ArrayLike, levels: list[float]
+    ) -> tuple[NDArray, NDArray]:
+        return _normal_bounds(mean, std, levels)
+
+
+def _channel_columns(
+    mean: ArrayLike,
+    std: ArrayLike,
+    y: ArrayLike,
+    channels: ArrayLike,
+    n_channels: int,
+    valid: ArrayLike | None,
+) -> tuple[NDArray, NDArray, NDArray]:
+    """Entries of many channels as one column per channel (see
+    :meth:`ConformalIntervals.from_channels`): other channels' cells get dummy moments
+    (mean 0, σ 1) and a ``NaN`` target, which calibration leaves out."""
+    channels = np.asarray(channels).ravel()
+    keep = slice(None) if valid is None else np.asarray(valid, dtype=bool).ravel()
+    mean_c, std_c, y_c = (
+        np.column_stack(
+            [
+                np.where(channels == c, np.asarray(x, dtype=np.float64).ravel(), np.nan)
+                for c in range(n_channels)
+            ]
+        )[keep]
+        for x in (mean, std, y)
+    )
+    return (
+        np.where(np.isfinite(mean_c), mean_c, 0.0),
+        np.where(np.isfinite(std_c), std_c, 1.0),
+        y_c,
+    )
+
+
+class ConformalIntervals(Intervals):
+    """Split-conformal intervals around the model's σ, calibrated on held-out moments.
+
+    Keeps the calibration ``(mean, std, y)`` and builds (and caches) one MAPIE conformalizer
+    per target at each coverage asked for, since MAPIE fixes the level when a conformalizer
+    is built; this is cheap because :class:`MomentsRegressor` never calls the model. Shares
+    :meth:`Intervals.interval` with :class:`GaussianIntervals`.
 
     Parameters
     ----------
     mean, std, y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        Predicted moments and observed targets on held-out calibration rows.
+        Predicted moments and observed targets on held-out calibration rows; a ``NaN``
+        target leaves that (row, target) out.
 
     Attributes
     ----------
@@ -504,9 +535,9 @@ class ConformalCalibrator:
     Examples
     --------
     >>> import numpy as np
-    >>> from levy_sklearn.conformal import ConformalCalibrator
+    >>> from levy_sklearn.conformal import ConformalIntervals
     >>> rng = np.random.default_rng(0)
-    >>> cal = ConformalCalibrator(np.zeros(400), np.ones(400), rng.normal(size=400))
+    >>> cal = ConformalIntervals(np.zeros(400), np.ones(400), rng.normal(size=400))
     >>> lower, upper = cal.interval(np.zeros(2), np.ones(2), coverage=0.9)
     >>> lower.shape
     (2,)
@@ -516,14 +547,57 @@ class ConformalCalibrator:
     """
 
     def __init__(self, mean: ArrayLike, std: ArrayLike, y: ArrayLike) -> None:
-        mean, std, y = _as_columns(mean), _as_columns(std), _as_columns(y)
-        if not mean.shape == std.shape == y.shape:
-            raise ValueError(
-                f"mean {mean.shape}, std {std.shape} and y {y.shape} must have the same shape."
-            )
-        self._mean, self._std, self._y = mean, std, y
-        self.n_samples, self.n_targets = mean.shape
+        self._mean, self._std, self._y = _calibration_columns(mean, std, y)
+        self.n_samples, self.n_targets = self._mean.shape
         self._fitted: dict[float, list[SplitConformalRegressor]] = {}
+
+    @classmethod
+    def from_channels(
+        cls,
+        mean: ArrayLike,
+        std: ArrayLike,
+        y: ArrayLike,
+        channels: ArrayLike,
+        n_channels: int,
+        valid: ArrayLike | None = None,
+    ) -> ConformalIntervals:
+        """Calibrate per channel from entries of many channels, each of one channel.
+
+        MAPIE calibrates one output at a time, while each of a forecaster's queries asks for
+        one channel: every entry becomes a calibration row whose own channel's column holds
+        its values, so each channel (target) is calibrated on its own entries.
+
+        Parameters
+        ----------
+        mean, std, y : array-like
+            Moments and observed values (``NaN`` = unobserved) of every entry, one shape.
+        channels : array-like of int
+            The channel of every entry, same shape.
+        n_channels : int
+            Number of channels (targets).
+        valid : array-like of bool, optional
+            Entries to keep (e.g. not padding); all by default.
+
+        Returns
+        -------
+        ConformalIntervals
+            With ``n_targets == n_channels``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.conformal import ConformalIntervals
+        >>> rng = np.random.default_rng(0)
+        >>> channels = np.tile([0, 1], 200)
+        >>> y = rng.normal(size=400) * np.where(channels == 0, 1.0, 3.0)
+        >>> cal = ConformalIntervals.from_channels(np.zeros(400), np.ones(400), y, channels, 2)
+        >>> cal.n_samples, cal.n_targets  # 200 rows per channel
+        (400, 2)
+        >>> _, upper = cal.interval(np.zeros((1, 2)), np.ones((1, 2)), 0.9)
+        >>> bool(upper[0, 1] > 2 * upper[0, 0])  # channel 1 is three times as noisy
+        True
+        """
+        return cls(*_channel_columns(mean, std, y, channels, n_channels, valid))
 
     def conformalizers(self, coverage: float) -> list[SplitConformalRegressor]:
         """The MAPIE conformalizers (one per target) at one coverage, built on first use.
@@ -538,16 +612,26 @@ class ConformalCalibrator:
         list of mapie.regression.SplitConformalRegressor
             One per target, cached for later calls at the same coverage.
 
+        Raises
+        ------
+        ValueError
+            When some target has too few calibration rows for ``coverage``.
+
         Examples
         --------
         >>> import numpy as np
-        >>> from levy_sklearn.conformal import ConformalCalibrator
+        >>> from levy_sklearn.conformal import ConformalIntervals
         >>> rng = np.random.default_rng(0)
-        >>> cal = ConformalCalibrator(np.zeros(100), np.ones(100), rng.normal(size=100))
+        >>> cal = ConformalIntervals(np.zeros(100), np.ones(100), rng.normal(size=100))
         >>> len(cal.conformalizers(0.9)), cal.conformalizers(0.9) is cal.conformalizers(0.9)
         (1, True)
         """
-        (level,), _ = check_coverage(coverage)
+        levels, scalar = check_coverage(coverage)
+        if not scalar:
+            raise ValueError(f"coverage={coverage!r} must be one float here.")
+        return self._conformalizers(levels[0])
+
+    def _conformalizers(self, level: float) -> list[SplitConformalRegressor]:
         if level not in self._fitted:
             # MAPIE reaches coverage c only with more than 1/(1 − c) scores (and 1/c); say so
             # in terms of the calibration rows rather than its "alpha".
@@ -560,41 +644,49 @@ class ConformalCalibrator:
                     f"but the conformal calibration has {n}; calibrate on more held-out "
                     f"rows{reach}."
                 )
-            self._fitted[level] = fit_conformal(self._mean, self._std, self._y, level)
+            self._fitted[level] = _conformalize(self._mean, self._std, self._y, [level])
         return self._fitted[level]
 
-    def interval(
-        self, mean: ArrayLike, std: ArrayLike, coverage: float | Sequence[float] = 0.9
+    def _bounds(
+        self, mean: ArrayLike, std: ArrayLike, levels: list[float]
     ) -> tuple[NDArray, NDArray]:
-        """Conformal ``(lower, upper)`` for new moments.
+        bounds = [conformal_interval(self._conformalizers(c), mean, std) for c in levels]
+        return (
+            np.concatenate([b[0] for b in bounds], axis=-1),
+            np.concatenate([b[1] for b in bounds], axis=-1),
+        )
+
+    def sigma_scale(self, coverage: float = 0.9) -> NDArray:
+        """Per-target factor of σ that makes the Gaussian interval the conformal one.
+
+        The conformal interval is ``mean ∓ q̂ σ`` and the Gaussian one ``mean ∓ z σ``, so a
+        Normal with σ times ``q̂ / z`` has exactly the conformal interval at ``coverage``
+        (and keeps its shape at other coverages).
 
         Parameters
         ----------
-        mean, std : array-like of shape (n_samples,) or (n_samples, n_targets)
-            New predicted moments, shaped like the calibration ones.
-        coverage : float or list of float, default=0.9
-            Coverage(s) in ``(0, 1)``.
+        coverage : float, default=0.9
+            Coverage in ``(0, 1)`` at which the two intervals agree.
 
         Returns
         -------
-        lower, upper : ndarray
-            Shape ``mean.shape`` for a scalar coverage, ``mean.shape + (n_coverages,)``
-            for a list.
+        ndarray of shape (n_targets,)
+
+        Raises
+        ------
+        ValueError
+            When some target has too few calibration rows for ``coverage``.
 
         Examples
         --------
         >>> import numpy as np
-        >>> from levy_sklearn.conformal import ConformalCalibrator
+        >>> from levy_sklearn.conformal import ConformalIntervals
         >>> rng = np.random.default_rng(0)
-        >>> cal = ConformalCalibrator(np.zeros(400), np.ones(400), rng.normal(size=400))
-        >>> lower, upper = cal.interval(np.zeros(2), np.array([1.0, 2.0]), coverage=0.9)
-        >>> bool(np.allclose(upper, -lower)), bool(np.isclose(upper[1], 2 * upper[0]))
-        (True, True)
+        >>> cal = ConformalIntervals(np.zeros(2000), np.ones(2000), 2 * rng.normal(size=2000))
+        >>> cal.sigma_scale(0.9).round(1)  # σ = 1 was half the true spread
+        array([2.])
         """
-        levels, scalar = check_coverage(coverage)
-        bounds = [conformal_interval(self.conformalizers(c), mean, std) for c in levels]
-        lower = np.concatenate([b[0] for b in bounds], axis=-1)
-        upper = np.concatenate([b[1] for b in bounds], axis=-1)
-        if scalar:
-            return lower[..., 0], upper[..., 0]
-        return lower, upper
+        unit = np.zeros((1, self.n_targets)), np.ones((1, self.n_targets))  # μ = 0, σ = 1
+        _, q = self.interval(*unit, coverage)
+        _, z = GaussianIntervals().interval(*unit, coverage)
+        return q[0] / z[0]

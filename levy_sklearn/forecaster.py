@@ -23,13 +23,12 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
-from ._hyperparameters import LevyHyperparameters, shared_docs
-from .conformal import ConformalCalibrator, _gaussian_bounds, channel_columns
+from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
+from .conformal import ConformalIntervals
 from .training import (
     NET_PARAMS,
     LevyNeuralNet,
@@ -247,7 +246,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         Per-channel standardisation.
     n_channels_ : int
         Number of columns of ``y``.
-    calibrator_ : ConformalCalibrator or None
+    calibrator_ : ConformalIntervals or None
         Split-conformal calibration, when ``calibration_fraction > 0``.
     sigma_scale_ : ndarray of shape (n_channels,)
         Conformal factor of σ per channel (see ``calibration_fraction``); ones without
@@ -303,6 +302,12 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     # change): the history lives in ``_series`` and ``_update`` is our own, so sktime's copy
     # of the data in ``_y``/``_X`` would be unused.
     _config = {"remember_data": False}
+    # sktime's own data slots, empty until sktime stores data in them (only ever when
+    # remember_data is switched on). sktime 1.2's BaseForecaster.__init__ creates them only
+    # when remember_data is on at construction, yet its check test__y_remember_data switches
+    # it on afterwards with set_config and reads ``_y`` before fitting.
+    _y = None
+    _X = None
 
     _parameter_constraints: ClassVar[dict[str, list]] = {
         **LevyHyperparameters._parameter_constraints,
@@ -310,8 +315,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         "context_length": ["no_validation"],
         "max_horizon": ["no_validation"],
         "normalization": [StrOptions(set(NORMALIZATIONS))],
-        "max_tokens": [Interval(Integral, 1, None, closed="left")],
-        "windows_per_series": [Interval(Integral, 1, None, closed="left")],
+        "max_tokens": int_at_least(1),
+        "windows_per_series": int_at_least(1),
         "calibration_fraction": [Interval(Real, 0, 1, closed="left")],
         "refit_on_update": ["boolean"],
     }
@@ -369,9 +374,6 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.random_state = random_state
         self.verbose = verbose
         super().__init__()
-        # sktime creates these only when remember_data is on at construction, but its checks
-        # switch it on later with set_config and then expect them to exist.
-        self._y = self._X = None
 
     def _set_time_axis(self, indexes: list[pd.Index]) -> None:
         """Write ``time_kind_``, ``time_unit_`` and the spans in time units."""
@@ -521,45 +523,30 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         if self.calibration_fraction <= 0:
             return
         windows = self._windows(times, values, part, seed)
-        if windows.series.size == 0 or not np.isfinite(windows.targets).any():
-            warnings.warn(
-                "calibration_fraction > 0 but no calibration window with a target could be "
-                "cut from y; predict_interval falls back to Normal intervals.",
-                stacklevel=3,
+        reason = "no calibration window could be cut from y"
+        if windows.series.size:
+            out = self.net_.predict_moments(windows.tokens)
+            # Every (window, query) pair calibrates the channel it asks for.
+            calibrator = ConformalIntervals.from_channels(
+                windows.query_loc + windows.query_scale * out.mean,
+                windows.query_scale * np.sqrt(out.variance),
+                windows.targets * windows.query_scale + windows.query_loc,
+                windows.tokens["query_channels"],
+                self.n_channels_,
+                windows.query_valid,
             )
-            return
-        out = self.net_.predict_moments(windows.tokens)
-        n_ch = self.n_channels_
-        # One column per channel (MAPIE is single-output): rows are (window, query) pairs.
-        mean_c, std_c, y_c = channel_columns(
-            windows.query_loc + windows.query_scale * out.mean,
-            windows.query_scale * np.sqrt(out.variance),
-            windows.targets * windows.query_scale + windows.query_loc,
-            windows.tokens["query_channels"],
-            n_ch,
-            windows.query_valid,
+            try:
+                self.sigma_scale_ = calibrator.sigma_scale(_SIGMA_COVERAGE)
+                self.calibrator_ = calibrator
+                return
+            except ValueError as err:  # too few calibration targets (per channel) for 90%
+                reason = str(err)
+        warnings.warn(
+            f"calibration_fraction={self.calibration_fraction} held out too few windows to "
+            f"calibrate σ ({reason}); σ stays the model's own. Raise calibration_fraction or "
+            "pass a longer series.",
+            stacklevel=3,
         )
-        if not all(np.isfinite(y_c[:, c]).any() for c in range(n_ch)):
-            warnings.warn(
-                "Some channel has no calibration target; predict_interval falls back to "
-                "Normal intervals.",
-                stacklevel=3,
-            )
-            return
-        calibrator = ConformalCalibrator(mean_c, std_c, y_c)
-        try:
-            # The conformal bound at μ = 0, σ = 1 is MAPIE's quantile of |y − ŷ| / σ.
-            _, q = calibrator.interval(np.zeros((1, n_ch)), np.ones((1, n_ch)), _SIGMA_COVERAGE)
-        except ValueError as err:  # too few calibration windows for that coverage
-            warnings.warn(
-                f"calibration_fraction={self.calibration_fraction} held out too few windows "
-                f"to calibrate σ ({err}); σ stays the model's own. Raise calibration_fraction "
-                "or pass a longer series.",
-                stacklevel=3,
-            )
-            return
-        self.calibrator_ = calibrator
-        self.sigma_scale_ = q[0] / norm.ppf(0.5 + _SIGMA_COVERAGE / 2)
 
     def _set_step(self) -> None:
         """The common spacing when every series is regularly spaced (for integer fh)."""
@@ -920,7 +907,11 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         )
 
     def _predict_proba(self, fh, X=None, marginal=True):
-        """Normal(mean, σ²) per forecast: skpro's ``Normal`` of ``predict``/``predict_var``."""
+        """Normal(mean, σ²) per forecast: skpro's ``Normal`` of ``predict``/``predict_var``.
+
+        sktime's defaults take ``predict_interval`` and ``predict_quantiles`` from it, so
+        every probabilistic output is this one distribution.
+        """
         from skpro.distributions import Normal
 
         if not marginal:
@@ -932,16 +923,11 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         columns = self._get_columns("predict")
         return Normal(mu=mean, sigma=np.sqrt(var), index=rows, columns=columns)
 
-    def _bounds(
-        self, fh, coverage: list[float]
-    ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
-        """Row index, mean and ``(n_rows, n_channels, n_coverages)`` lower/upper bounds."""
-        rows, mean, var = self._calibrated_moments(fh)
-        lower, upper = _gaussian_bounds(mean, np.sqrt(var), coverage)
-        return rows, mean, lower, upper
-
     def predict_interval(self, fh=None, X=None, coverage=0.90):
-        """Central prediction intervals (sktime's ``predict_interval``; see ``_bounds``).
+        """Central prediction intervals: quantiles of :meth:`predict_proba`'s Normal.
+
+        sktime derives them from ``_predict_proba``; this override only reads integer
+        coverages as floats, which sktime's check refuses with a ``TypeError``.
 
         Parameters
         ----------
@@ -972,7 +958,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         return super().predict_interval(fh=fh, X=X, coverage=_as_floats(coverage))
 
     def predict_quantiles(self, fh=None, X=None, alpha=None):
-        """Quantile forecasts (sktime's ``predict_quantiles``; see ``_predict_quantiles``).
+        """Quantile forecasts: quantiles of :meth:`predict_proba`'s Normal.
+
+        sktime derives them from ``_predict_proba``; this override only reads integer levels
+        as floats, which sktime's check refuses with a ``TypeError``.
 
         Parameters
         ----------
@@ -999,30 +988,6 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         ((2, 3), True)
         """
         return super().predict_quantiles(fh=fh, X=X, alpha=_as_floats(alpha))
-
-    def _predict_interval(self, fh, X=None, coverage=None):
-        """Central intervals of Normal(mean, σ²), σ conformally rescaled when calibrated."""
-        rows, _, lower, upper = self._bounds(fh, list(coverage))
-        data = np.stack([lower, upper], axis=-1).reshape(len(rows), -1)
-        columns = self._get_columns("predict_interval", coverage=coverage)
-        return pd.DataFrame(data, index=rows, columns=columns)
-
-    def _predict_quantiles(self, fh, X=None, alpha=None):
-        """Quantiles: the ends of the central interval of coverage ``|1 − 2α|``."""
-        alpha = [float(a) for a in alpha]
-        inner = [abs(1 - 2 * a) for a in alpha if a != 0.5]
-        rows, mean, lower, upper = self._bounds(fh, sorted(set(inner)) or [0.5])
-        levels = sorted(set(inner)) or [0.5]
-        cols = []
-        for a in alpha:
-            if a == 0.5:
-                cols.append(mean)
-            else:
-                k = levels.index(abs(1 - 2 * a))
-                cols.append(lower[..., k] if a < 0.5 else upper[..., k])
-        data = np.stack(cols, axis=-1).reshape(len(rows), -1)
-        columns = self._get_columns("predict_quantiles", alpha=alpha)
-        return pd.DataFrame(data, index=rows, columns=columns)
 
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict]:

@@ -5,7 +5,8 @@ outputs of any model, not only levy-sklearn's:
 
 * proper scoring: :func:`gaussian_crps` (closed form for a Gaussian prediction) and
   :func:`sample_crps` (an ensemble or sampler, sorted ``O(m log m)`` formula);
-* intervals: :func:`gaussian_interval`, :func:`interval_coverage`, :func:`interval_width`;
+* intervals: :func:`gaussian_interval`, :func:`interval_coverage`, :func:`interval_width`,
+  and :func:`check_coverage`, the one check of a nominal coverage (or a list of them);
 * ranking of errors by uncertainty: :func:`risk_coverage_curve`, :func:`aurc`,
   :func:`excess_aurc` and :func:`spearman_uncertainty`.
 
@@ -23,6 +24,7 @@ Conventions
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -31,6 +33,7 @@ from scipy import stats
 
 __all__ = [
     "aurc",
+    "check_coverage",
     "excess_aurc",
     "gaussian_crps",
     "gaussian_interval",
@@ -212,8 +215,67 @@ def sample_crps(
 # ---------------------------------------------------------------------------
 # intervals
 # ---------------------------------------------------------------------------
+def check_coverage(coverage: float | Sequence[float]) -> tuple[list[float], bool]:
+    """Validate a nominal coverage (or confidence level), or a list of them.
+
+    Every interval of levy-sklearn, Gaussian or conformal, checks its coverage here, once per
+    public call.
+
+    Parameters
+    ----------
+    coverage : float or sequence of float
+        Each strictly between 0 and 1.
+
+    Returns
+    -------
+    levels : list of float
+        The coverages as a list.
+    scalar : bool
+        Whether a single number was given (callers drop the level axis then).
+
+    Raises
+    ------
+    ValueError
+        On a non-numeric coverage, an empty list, or a value outside (0, 1).
+
+    Examples
+    --------
+    >>> from levy_sklearn.metrics import check_coverage
+    >>> check_coverage(0.9), check_coverage([0.5, 0.9])
+    (([0.9], True), ([0.5, 0.9], False))
+    """
+    try:
+        levels = np.asarray(coverage, dtype=float)
+    except (TypeError, ValueError):
+        levels = None
+    if levels is None or levels.ndim > 1:
+        raise ValueError(
+            f"coverage must be a float or a list of floats in (0, 1); got {coverage!r}."
+        ) from None
+    if levels.size == 0 or not np.all((levels > 0.0) & (levels < 1.0)):
+        raise ValueError(
+            f"coverage must be strictly between 0 and 1 (a float or a non-empty list of "
+            f"them), e.g. coverage=0.9 for a 90% interval; got {coverage!r}."
+        )
+    return levels.ravel().tolist(), levels.ndim == 0
+
+
+def _normal_bounds(
+    mean: ArrayLike, std: ArrayLike, levels: list[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``mean ∓ z σ`` for each checked coverage level, ``z`` its central normal quantile.
+
+    The one Gaussian interval of the package, with a trailing level axis and unchecked
+    moments: :func:`gaussian_interval` checks its moments first, and the front-ends' Gaussian
+    intervals (:class:`~levy_sklearn.conformal.GaussianIntervals`) trust their model's.
+    """
+    z = stats.norm.ppf(0.5 + 0.5 * np.asarray(levels))
+    mean, std = np.asarray(mean, dtype=float)[..., None], np.asarray(std, dtype=float)[..., None]
+    return mean - z * std, mean + z * std
+
+
 def gaussian_interval(
-    mean: ArrayLike, std: ArrayLike, coverage: float = 0.9
+    mean: ArrayLike, std: ArrayLike, coverage: float | Sequence[float] = 0.9
 ) -> tuple[np.ndarray, np.ndarray]:
     """Central prediction interval of a Gaussian prediction.
 
@@ -225,19 +287,20 @@ def gaussian_interval(
         Predicted means.
     std : array-like
         Predicted standard deviations, strictly positive; broadcastable against ``mean``.
-    coverage : float, default=0.9
-        Nominal coverage, strictly between 0 and 1.
+    coverage : float or list of float, default=0.9
+        Nominal coverage(s), each strictly between 0 and 1.
 
     Returns
     -------
     lower, upper : ndarray
-        Interval bounds, of the broadcast shape of ``mean`` and ``std`` (0-d for scalars).
+        Interval bounds, of the broadcast shape of ``mean`` and ``std`` (0-d for scalars),
+        with a trailing axis of one entry per coverage when ``coverage`` is a list.
 
     Raises
     ------
     ValueError
         On NaN/infinite or empty input, shapes that do not broadcast, a non-positive ``std``,
-        or ``coverage`` outside (0, 1).
+        or a ``coverage`` outside (0, 1).
 
     Examples
     --------
@@ -245,12 +308,14 @@ def gaussian_interval(
     >>> lower, upper = gaussian_interval([0.0, 10.0], [1.0, 2.0], coverage=0.95)
     >>> lower.round(3), upper.round(3)
     (array([-1.96,  6.08]), array([ 1.96, 13.92]))
+    >>> gaussian_interval([0.0, 10.0], [1.0, 2.0], coverage=[0.5, 0.95])[1].shape
+    (2, 2)
     """
-    coverage = _check_coverage(coverage)
+    levels, scalar = check_coverage(coverage)
     mu, sigma = _finite_pair(mean, std, "mean", "std")
     _check_positive_std(sigma)
-    half_width = sigma * stats.norm.ppf(0.5 + coverage / 2.0)
-    return mu - half_width, mu + half_width
+    lower, upper = _normal_bounds(mu, sigma, levels)
+    return (lower[..., 0], upper[..., 0]) if scalar else (lower, upper)
 
 
 def _finite_pair(
@@ -264,16 +329,6 @@ def _finite_pair(
         raise ValueError(
             f"{name_a} and {name_b} must broadcast together; got shapes {a.shape} and {b.shape}."
         ) from None
-
-
-def _check_coverage(coverage: float) -> float:
-    try:
-        c = float(coverage)
-    except (TypeError, ValueError):
-        raise ValueError(f"coverage must be a float in (0, 1); got {coverage!r}.") from None
-    if not 0.0 < c < 1.0:
-        raise ValueError(f"coverage must be strictly between 0 and 1; got {coverage!r}.")
-    return c
 
 
 def _check_bounds(lower: ArrayLike, upper: ArrayLike) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,7 @@ from sklearn.utils.validation import (
 )
 
 from ._hyperparameters import LevyHyperparameters, shared_docs
-from .conformal import ConformalCalibrator, _gaussian_bounds, check_coverage
+from .conformal import ConformalIntervals, GaussianIntervals, Intervals
 from .tokens import tokens_from_rows
 from .training import (
     NET_PARAMS,
@@ -44,7 +44,6 @@ __all__ = ["LevyAttentionRegressor"]
 # Below this many validation rows, early stopping would chase noise (and tiny data sets,
 # such as those of sklearn's estimator checks, cannot be split at all): train on every row.
 _MIN_VALIDATION_ROWS = 5
-_INTERVAL_METHODS = ("gaussian", "conformal")
 # Integer sample weights up to this many times the row count are applied by repeating rows.
 _MAX_REPEAT = 10
 # Rows tokenised and predicted at a time (see _moments).
@@ -147,7 +146,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         Scaled token time of each column.
     time_scale_ : float
         Divisor applied to ``feature_times``.
-    conformal_ : ConformalCalibrator
+    conformal_ : ConformalIntervals
         Set by :meth:`conformalize` only; removed by a new :meth:`fit`.
 
     See Also
@@ -531,23 +530,24 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         >>> reg.predict_interval(X[:3], coverage=[0.5, 0.8, 0.95]).shape
         (3, 2, 3)
         """
-        levels, scalar = check_coverage(coverage)
-        if method not in _INTERVAL_METHODS:
-            raise ValueError(f"method={method!r} must be one of {_INTERVAL_METHODS}.")
-        if method == "conformal" and not hasattr(self, "conformal_"):
+        intervals = self._intervals(method)
+        mean, std, _, _ = self._moments(X)
+        lower, upper = intervals.interval(mean, std, coverage)
+        bounds = np.stack([lower, upper], axis=1)  # (n, 2, Q[, L])
+        return bounds[:, :, 0] if self._y_1d else bounds
+
+    def _intervals(self, method: str) -> Intervals:
+        """The intervals ``predict_interval(method=...)`` asks for."""
+        if method == "gaussian":
+            return GaussianIntervals()
+        if method != "conformal":
+            raise ValueError(f"method={method!r} must be one of ('gaussian', 'conformal').")
+        if not hasattr(self, "conformal_"):
             raise ValueError(
                 "method='conformal' needs a calibration set: call "
                 "conformalize(X_cal, y_cal) on rows not used in fit first."
             )
-        mean, std, _, _ = self._moments(X)
-        if method == "gaussian":
-            lower, upper = _gaussian_bounds(mean, std, levels)
-        else:
-            lower, upper = self.conformal_.interval(mean, std, levels)
-        bounds = np.stack([lower, upper], axis=1)  # (n, 2, Q, L)
-        if self._y_1d:
-            bounds = bounds[:, :, 0]
-        return bounds[..., 0] if scalar else bounds
+        return self.conformal_
 
     def predict_uncertainty(self, X: ArrayLike) -> Bunch:
         """Per-sample uncertainty breakdown: why is a prediction uncertain?
@@ -654,7 +654,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         Returns
         -------
         self : LevyAttentionRegressor
-            Writes ``conformal_`` (a :class:`~levy_sklearn.conformal.ConformalCalibrator`),
+            Writes ``conformal_`` (a :class:`~levy_sklearn.conformal.ConformalIntervals`),
             used by ``predict_interval(..., method="conformal")``.
 
         Raises
@@ -686,7 +686,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
                 f"y_cal has {y_cal.shape[1]} targets but the model was fitted on "
                 f"{self.n_targets_}; pass y_cal shaped like y in fit."
             )
-        calibrator = ConformalCalibrator(mean, std, y_cal)
+        calibrator = ConformalIntervals(mean, std, y_cal)
         try:
             # Fail here, where the rows are given, rather than at the first predict_interval.
             calibrator.conformalizers(0.9)

@@ -5,16 +5,18 @@ import math
 import numpy as np
 import pytest
 from mapie.regression import SplitConformalRegressor
+from scipy.stats import norm
 from sklearn.base import clone
 
 from levy_sklearn.conformal import (
-    ConformalCalibrator,
+    ConformalIntervals,
+    GaussianIntervals,
     MomentsRegressor,
     SigmaNormalisedScore,
-    check_coverage,
     conformal_interval,
     fit_conformal,
 )
+from levy_sklearn.metrics import check_coverage
 
 
 def heteroscedastic(n, rng):
@@ -98,7 +100,7 @@ def test_empirical_coverage_matches_nominal():
     hits = {0.5: [], 0.9: []}
     for _ in range(40):
         mean, std, y = heteroscedastic(300, rng)
-        cal = ConformalCalibrator(mean[:150], std[:150], y[:150])
+        cal = ConformalIntervals(mean[:150], std[:150], y[:150])
         lower, upper = cal.interval(mean[150:], std[150:], coverage=[0.5, 0.9])
         for j, level in enumerate(hits):
             inside = (y[150:] >= lower[:, j]) & (y[150:] <= upper[:, j])
@@ -126,7 +128,7 @@ def test_multi_target_and_missing_targets():
 def test_calibrator_scalar_and_list_shapes_and_cache():
     rng = np.random.default_rng(5)
     mean, std, y = heteroscedastic(100, rng)
-    cal = ConformalCalibrator(mean, std, y)
+    cal = ConformalIntervals(mean, std, y)
     lower, upper = cal.interval(mean[:4], std[:4], coverage=0.9)
     assert lower.shape == upper.shape == (4,)
     lower2, _ = cal.interval(mean[:4], std[:4], coverage=[0.9])
@@ -140,6 +142,75 @@ def test_calibrator_scalar_and_list_shapes_and_cache():
 def test_bad_coverage_is_rejected(bad):
     with pytest.raises(ValueError, match="strictly between 0 and 1"):
         check_coverage(bad)
+    rng = np.random.default_rng(7)
+    mean, std, y = heteroscedastic(50, rng)
+    for intervals in (GaussianIntervals(), ConformalIntervals(mean, std, y)):
+        with pytest.raises(ValueError, match="strictly between 0 and 1"):
+            intervals.interval(mean, std, bad)
+
+
+def test_gaussian_intervals_are_scipys_normal_intervals():
+    rng = np.random.default_rng(8)
+    mean, std = rng.normal(size=(6, 2)), rng.uniform(0.5, 2.0, size=(6, 2))
+    lower, upper = GaussianIntervals().interval(mean, std, [0.5, 0.9])
+    assert lower.shape == upper.shape == (6, 2, 2)
+    for j, level in enumerate([0.5, 0.9]):
+        ref_lower, ref_upper = norm.interval(level, loc=mean, scale=std)
+        np.testing.assert_allclose(lower[..., j], ref_lower, rtol=1e-12)
+        np.testing.assert_allclose(upper[..., j], ref_upper, rtol=1e-12)
+    scalar = GaussianIntervals().interval(mean, std, 0.9)
+    np.testing.assert_array_equal(scalar[1], upper[..., 1])
+
+
+def test_both_intervals_share_one_interface():
+    rng = np.random.default_rng(9)
+    mean, std, y = heteroscedastic(300, rng)
+    for coverage, shape in [(0.9, (5,)), ([0.5, 0.8, 0.9], (5, 3))]:
+        for intervals in (GaussianIntervals(), ConformalIntervals(mean, std, y)):
+            lower, upper = intervals.interval(mean[:5], std[:5], coverage)
+            assert lower.shape == upper.shape == shape
+            assert (lower < upper).all()
+
+
+def test_from_channels_calibrates_each_channel_on_its_own_entries():
+    rng = np.random.default_rng(10)
+    n = 400
+    channels = rng.integers(0, 3, n)
+    mean, std = rng.normal(size=n), rng.uniform(0.5, 2.0, size=n)
+    y = mean + std * rng.normal(size=n) * (1.0 + channels)  # channel c is (1 + c) times off
+    valid = rng.random(n) > 0.1
+    y[rng.random(n) < 0.1] = np.nan  # unobserved entries calibrate nothing
+    cal = ConformalIntervals.from_channels(mean, std, y, channels, 3, valid)
+    assert cal.n_targets == 3 and cal.n_samples == valid.sum()
+    new_mean, new_std = np.zeros((2, 3)), np.ones((2, 3))
+    _, upper = cal.interval(new_mean, new_std, 0.8)
+    for c in range(3):
+        own = valid & (channels == c) & np.isfinite(y)
+        q = textbook_quantile(np.abs(y[own] - mean[own]) / std[own], 0.8)
+        np.testing.assert_allclose(upper[:, c], q, rtol=1e-12)
+
+
+def test_sigma_scale_makes_the_gaussian_interval_the_conformal_one():
+    rng = np.random.default_rng(11)
+    mean, std, y = heteroscedastic(300, rng)
+    y = mean + 1.7 * (y - mean)  # σ is too small by a factor 1.7
+    cal = ConformalIntervals(mean, std, y)
+    scale = cal.sigma_scale(0.9)
+    q = textbook_quantile(np.abs(y - mean) / std, 0.9)
+    np.testing.assert_allclose(scale, [q / norm.ppf(0.95)], rtol=1e-12)
+    gaussian = GaussianIntervals().interval(mean[:4], std[:4] * scale, 0.9)
+    np.testing.assert_allclose(gaussian, cal.interval(mean[:4], std[:4], 0.9), rtol=1e-12)
+
+
+def test_too_few_rows_for_a_coverage_say_how_many_are_needed():
+    rng = np.random.default_rng(12)
+    mean, std, y = heteroscedastic(20, rng)
+    y[5:] = np.nan
+    cal = ConformalIntervals(mean, std, y)
+    with pytest.raises(ValueError, match="coverage=0.9 needs at least 10 .* has 5"):
+        cal.sigma_scale(0.9)
+    with pytest.raises(ValueError, match="one float"):
+        cal.conformalizers([0.5, 0.8])
 
 
 def test_too_few_calibration_rows_for_the_level_is_mapie_error():

@@ -114,3 +114,12 @@ def test_forecaster_random_state_none_follows_numpy_global_seed():
     finally:
         np.random.set_state(state)  # noqa: NPY002
     np.testing.assert_array_equal(*fits)
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+@pytest.mark.parametrize("name", ["n_heads", "max_epochs", "batch_size", "patience"])
+def test_booleans_are_not_integer_hyperparameters(front_end, name):
+    # True is an Integral to Python (and to scikit-learn's Interval), not a count.
+    cls, tiny = FRONT_ENDS[front_end]
+    with pytest.raises(ValueError, match=rf"{name}=True must be an int in the range \[1, inf\)"):
+        fit(cls(**{**tiny, name: True}))

@@ -7,6 +7,7 @@ from scipy import integrate, stats
 
 from levy_sklearn.metrics import (
     aurc,
+    check_coverage,
     excess_aurc,
     gaussian_crps,
     gaussian_interval,
@@ -286,3 +287,28 @@ def test_bad_keyword_values_raise():
         sample_crps(0.0, [1.0], fair=True)
     with pytest.raises(ValueError, match="ties must be"):
         aurc([0.0, 1.0], [0.0, 1.0], ties="random")
+
+
+def test_gaussian_interval_takes_a_list_of_coverages_on_a_trailing_axis():
+    mean, std = np.array([[0.0, 3.0], [-2.0, 1.0]]), np.array([[1.0, 0.5], [4.0, 2.0]])
+    lower, upper = gaussian_interval(mean, std, [0.5, 0.95])
+    assert lower.shape == upper.shape == (2, 2, 2)
+    for j, coverage in enumerate([0.5, 0.95]):
+        ref_lower, ref_upper = stats.norm.interval(coverage, loc=mean, scale=std)
+        np.testing.assert_allclose(lower[..., j], ref_lower, rtol=1e-12)
+        np.testing.assert_allclose(upper[..., j], ref_upper, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("coverage", "message"),
+    [
+        ("high", "must be a float or a list"),
+        ([[0.5]], "must be a float or a list"),
+        ([], "strictly between 0 and 1"),
+        ([0.5, 1.0], "strictly between 0 and 1"),
+        (True, "strictly between 0 and 1"),
+    ],
+)
+def test_check_coverage_names_the_problem(coverage, message):
+    with pytest.raises(ValueError, match=message):
+        check_coverage(coverage)

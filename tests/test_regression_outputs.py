@@ -1,4 +1,5 @@
-"""Fixed-seed outputs of both front-ends, stored before the issue-13 refactor.
+"""Fixed-seed outputs of both front-ends, stored before the issue-13 refactor (rewritten once
+since: the forecaster's calibrated intervals, now skpro's Normal quantiles, moved by ≤ 2.5e-16).
 
 The refactor keeps behaviour: for a fixed ``random_state`` every prediction must stay bitwise
 equal in the environment the outputs were written in (their versions are stored with them),
