@@ -67,12 +67,11 @@ NET_PARAMS = (
     "verbose",
 )
 #: Training recipes (``recipe`` of :func:`make_levy_net`), each tuned for its inputs.
-#: ``"rows"`` (tables, :class:`~levy_sklearn.regressor.LevyAttentionRegressor`): the
-#: log-scale scalars of the Lévy layers train at 10 times ``lr``. ``"windows"`` (series
-#: windows, :class:`~levy_sklearn.forecaster.LevyForecaster`): one learning rate for all
-#: parameters. In both, every output head starts at rate 1 (``benchmarks/ablation_sigma.py``:
-#: rates spread over 1 … 1000 left σ to the low-rate heads' prior term and ranked errors
-#: worse).
+#: ``"rows"`` (tables, :class:`~levy_sklearn.regressor.LevyAttentionRegressor`): the output
+#: heads start at rates spread over three decades, and the log-scale scalars of the Lévy
+#: layers train at 10 times ``lr``. ``"windows"`` (series windows,
+#: :class:`~levy_sklearn.forecaster.LevyForecaster`): every head starts at rate 1, one
+#: learning rate for all parameters.
 RECIPES = ("rows", "windows")
 # Learning-rate multiplier of the log-scale scalars in the "rows" recipe (see make_levy_net).
 _LOG_PARAM_LR = 10.0
@@ -548,8 +547,12 @@ def make_levy_net(
     """
     if recipe not in RECIPES:
         raise ValueError(f"recipe={recipe!r} must be one of {RECIPES}.")
+    rate: float | list[float] = 1.0
     param_groups = []
     if recipe == "rows":
+        # Output heads start at rates 1 … 1000: some where evidence is plentiful (precise
+        # means), some where it is scarce (σ that tracks how much of the row was seen).
+        rate = np.logspace(0, 3, n_heads).tolist()
         # The Lévy layer's positive scalars (rate, sharpness, bandwidth, look-back) live on
         # the log scale, where Adam's steps of about ``lr`` would take thousands of steps to
         # move a rate by a factor of 10; they get a larger learning rate.
@@ -574,6 +577,7 @@ def make_levy_net(
         module__dropout=dropout,
         module__bandwidth=bandwidth,
         module__lookback=lookback,
+        module__rate=rate,
         module__positional_keys=positional_keys,
         module__token_dropout=token_dropout,
         criterion=GaussianScore,
