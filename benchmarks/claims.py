@@ -313,6 +313,11 @@ def _mixture(means: list[np.ndarray], stds: list[np.ndarray]) -> tuple[np.ndarra
     return mean, np.sqrt(np.maximum(second - mean**2, 0.0))
 
 
+def mc_dropout_with_head(draws: np.ndarray, head_std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``mc_dropout+head``: the passes' mean, σ² = their spread + the twin's variance head."""
+    return draws.mean(1), np.sqrt(draws.var(1, ddof=1) + head_std**2)
+
+
 def run_twins(data, times, seed: int, max_epochs: int, repeats: int):
     """Every neural method on one cell: metric rows, Lévy diagnostics and plot arrays."""
     (X_tr, y_tr), (X_cal, y_cal), (X_te, y_te) = data
@@ -373,9 +378,8 @@ def run_twins(data, times, seed: int, max_epochs: int, repeats: int):
             t_mc,
         ),
         "mc_dropout+head": (
-            mc_draws.mean(1),
-            np.sqrt(mc_draws.var(1, ddof=1) + std_s**2),
-            (mc_cal.mean(1), np.sqrt(mc_cal.var(1, ddof=1) + cal_s[1] ** 2)),
+            *mc_dropout_with_head(mc_draws, std_s),
+            mc_dropout_with_head(mc_cal, cal_s[1]),
             t_mc + t_soft,
         ),
         "ensemble": (ens_mean, ens_std, ens_cal, t_ens),

@@ -308,6 +308,11 @@ class LevyAttention(nn.Module):
         time, never the observations), on top of the learned per-head constants; the output
         layer of :class:`~levy_sklearn.network.LevyNet` uses this so that each target and
         horizon has its own prior.
+    count_prior : bool, default=False
+        Let the prior ``(m₀, log S₀)`` also move linearly with ``log(1 + n)``, ``n`` the
+        number of keys a query sees (non-padding). The count reaches the prior only, never
+        ``Λ`` or the weights, so evidence still counts observations alone; it lets the
+        spread of "nothing fell" depend on how much of the input was there at all.
 
     Examples
     --------
@@ -336,6 +341,7 @@ class LevyAttention(nn.Module):
         rate: float = 1.0,
         prior_var: float = 1.0,
         query_prior: bool = False,
+        count_prior: bool = False,
     ) -> None:
         super().__init__()
         if embed_dim % num_heads:
@@ -371,19 +377,27 @@ class LevyAttention(nn.Module):
             self.prior_proj = nn.Linear(embed_dim, 2 * embed_dim)
             nn.init.zeros_(self.prior_proj.weight)
             nn.init.zeros_(self.prior_proj.bias)
+        self.prior_count = None
+        if count_prior:
+            # Slopes of (m₀, log S₀) in log(1 + n); zero at the start, like prior_proj.
+            self.prior_count = nn.Parameter(torch.zeros(2, num_heads, self.head_dim))
 
-    def prior(self, query: Tensor) -> tuple[Tensor, Tensor]:
+    def prior(self, query: Tensor, keys: KeySet | None = None) -> tuple[Tensor, Tensor]:
         """The empty measure's prior ``(m₀, diag S₀)`` for every head and query.
 
         Parameters
         ----------
         query : Tensor
             ``(B, Q, E)`` query embeddings (used only with ``query_prior=True``).
+        keys : KeySet, optional
+            What the queries attend to; only its size (the non-padding count) is used, and
+            only with ``count_prior=True``, where it is required.
 
         Returns
         -------
         prior_mean, prior_var : Tensor
-            ``(B, H, Q, d)`` with ``query_prior=True``, else ``(1, H, 1, d)`` (broadcastable).
+            ``(B, H, Q, d)`` with ``query_prior=True``, else ``(1 or B, H, 1, d)``
+            (broadcastable).
 
         Examples
         --------
@@ -400,6 +414,15 @@ class LevyAttention(nn.Module):
             shift = _split_heads(self.prior_proj(query), self.num_heads)  # (B, H, Q, 2d)
             mean = mean + shift[..., : self.head_dim]
             log_var = log_var + shift[..., self.head_dim :]
+        if self.prior_count is not None:
+            if keys is None:
+                raise ValueError("count_prior=True needs the keys to count them.")
+            n = keys.key.new_full(keys.key.shape[:1], keys.key.shape[1])
+            if keys.padding is not None:
+                n = (~keys.padding).sum(-1).to(keys.key.dtype)
+            # (2, B, H, 1, d): the count's pull on m₀ and on log S₀.
+            slope = torch.log1p(n)[None, :, None, None, None] * self.prior_count[:, None, :, None]
+            mean, log_var = mean + slope[0], log_var + slope[1]
         return mean, log_var.exp()
 
     def _log_window_mass(self, query_times: Tensor, key_times: Tensor) -> Tensor:
@@ -463,7 +486,7 @@ class LevyAttention(nn.Module):
         log_evidence = self._log_evidence(lse, beta)  # log ρ Σ κ w
         evidence = log_evidence.exp()
         p0 = torch.exp(-evidence)
-        prior_mean, prior_var = self.prior(query)
+        prior_mean, prior_var = self.prior(query, keys)
         mean = torch.lerp(mu, prior_mean.to(mu.dtype), p0.unsqueeze(-1))  # (1 − p₀) μ + p₀ m₀
         return LevyMoments(
             weights, values, mu, log_evidence, evidence, p0, prior_mean, prior_var, mean
@@ -547,7 +570,7 @@ class LevyAttention(nn.Module):
             mask = self._bias(keys, query_times, q)
             out, lse = _FLASH_CPU(q, k, v, 0.0, False, attn_mask=mask, scale=1.0)
             p0 = torch.exp(-self._log_evidence(lse, beta).exp())[..., None]
-            prior_mean = self.prior(query)[0].to(out.dtype)
+            prior_mean = self.prior(query, keys)[0].to(out.dtype)
             mean = torch.lerp(out, prior_mean, p0)  # (1 − p₀) μ + p₀ m₀
             return mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
         l_len, h, d = keys.key.shape[1], self.num_heads, self.head_dim
@@ -593,7 +616,7 @@ class LevyAttention(nn.Module):
         p0 = torch.exp(-self.log_rate.exp()[:, None] * real / sentinel)
         # (1 − p₀) μ + p₀ m₀ with μ = out / real, folded into one pass over the output.
         scale = (1 - p0) / real.clamp(min=torch.finfo(q.dtype).tiny)
-        prior_mean = self.prior(query)[0].transpose(1, 2)  # (B or 1, Q or 1, H, d)
+        prior_mean = self.prior(query, keys)[0].transpose(1, 2)  # (B or 1, Q or 1, H, d)
         mean = out[..., :d] * scale + p0 * prior_mean
         return mean.reshape(b, q_len, self.embed_dim)
 
@@ -679,7 +702,7 @@ class LevyAttention(nn.Module):
         second = averaged[..., n_targets : 2 * n_targets].gather(-1, index[..., None])[..., 0]
         disagreement = (second - first * first).clamp(min=0.0)
         centre = first + ref[:, :, 0].gather(-1, index)  # wᵀμ
-        prior_mean, prior_spread = _project_prior(*self.prior(query), weight[query_channels])
+        prior_mean, prior_spread = _project_prior(*self.prior(query, keys), weight[query_channels])
         evidence = self._log_evidence(parts[0][1], beta).exp()
         return _readout_heads(
             centre, prior_mean, prior_spread, evidence, disagreement, bias[query_channels]
@@ -737,7 +760,7 @@ class LevyAttention(nn.Module):
         counts = torch.poisson(rates.expand(n_samples, *rates.shape), generator=generator)
         total = counts.sum(-1, keepdim=True)
         y = (counts @ values) / total.clamp(min=1)
-        prior_mean, prior_var = (p.to(y.dtype) for p in self.prior(query))
+        prior_mean, prior_var = (p.to(y.dtype) for p in self.prior(query, keys))
         noise = torch.randn(y.shape, dtype=y.dtype, device=y.device, generator=generator)
         return torch.where(total > 0, y, prior_mean + prior_var.sqrt() * noise)
 

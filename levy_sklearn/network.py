@@ -82,6 +82,7 @@ def _make_attention(
     if kind == "levy":
         return LevyAttention(d_model, n_heads, n_windowed_heads, **levy_init)
     levy_init.pop("query_prior", None)
+    levy_init.pop("count_prior", None)
     return SoftmaxAttention(d_model, n_heads, dropout=dropout)
 
 
@@ -165,6 +166,9 @@ class LevyNet(nn.Module):
         feature that drives the noise); the values still carry the data. On small tabular
         data this removes most value-by-value interactions through the weights, which
         overfit.
+    count_prior : bool, default=False
+        Let the output layer's prior ``(m₀, S₀)`` also depend on how many tokens a query
+        sees (see :class:`~levy_sklearn.attention.LevyAttention`); never its evidence.
 
     Examples
     --------
@@ -196,6 +200,7 @@ class LevyNet(nn.Module):
         rate: float | Sequence[float] = 1.0,
         positional_keys: bool = False,
         token_dropout: float = 0.0,
+        count_prior: bool = False,
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
@@ -236,7 +241,14 @@ class LevyNet(nn.Module):
         self.query_embedding = nn.Embedding(n_targets, d_model)
         self.query_norm = nn.LayerNorm(d_model)
         self.cross = _make_attention(
-            attention, d_model, n_heads, n_windowed_heads, dropout, query_prior=True, **levy_init
+            attention,
+            d_model,
+            n_heads,
+            n_windowed_heads,
+            dropout,
+            query_prior=True,
+            count_prior=count_prior,
+            **levy_init,
         )
         if attention == "levy":
             rates = torch.as_tensor(rate, dtype=self.cross.log_rate.dtype).flatten()

@@ -83,7 +83,9 @@ def test_psi_gradcheck():
     assert torch.autograd.gradcheck(psi, (x.requires_grad_(),))
 
 
-def random_layer(seed, n_heads=2, n_windowed=1, dim=6, rate=1.0, query_prior=True):
+def random_layer(
+    seed, n_heads=2, n_windowed=1, dim=6, rate=1.0, query_prior=True, count_prior=False
+):
     torch.manual_seed(seed)
     layer = LevyAttention(
         dim,
@@ -93,6 +95,7 @@ def random_layer(seed, n_heads=2, n_windowed=1, dim=6, rate=1.0, query_prior=Tru
         lookback=2.0,
         sharpness=2.0,
         query_prior=query_prior,
+        count_prior=count_prior,
     )
     with torch.no_grad():
         layer.log_rate.copy_(torch.log(torch.full((n_heads,), rate)) + 0.3 * torch.randn(n_heads))
@@ -101,6 +104,8 @@ def random_layer(seed, n_heads=2, n_windowed=1, dim=6, rate=1.0, query_prior=Tru
         if query_prior:  # a prior that differs from query to query
             layer.prior_proj.weight.normal_(std=0.3)
             layer.prior_proj.bias.normal_(std=0.3)
+        if count_prior:  # and from one number of observed keys to another
+            layer.prior_count.normal_(std=0.5)
     return layer.double()
 
 
@@ -153,23 +158,26 @@ def test_weights_and_evidence_match_definition(seed):
     np.testing.assert_allclose(m.evidence.detach().numpy(), ref_lam, rtol=1e-9)
 
 
-# (seed, heads, windowed heads, rate): tiny rates put p₀ near 1 (the prior N(m₀, S₀) carries
-# the output), large ones near 0 (the attended values do); the others mix both.
+# (seed, heads, windowed heads, rate, count_prior): tiny rates put p₀ near 1 (the prior
+# N(m₀, S₀) carries the output), large ones near 0 (the attended values do); the others mix
+# both. With count_prior the prior also moves with the number of observed keys.
 MC_LAYERS = [
-    (0, 2, 1, 0.05),
-    (1, 2, 0, 0.5),
-    (2, 3, 2, 1.0),
-    (3, 2, 1, 4.0),
-    (4, 1, 1, 20.0),
-    (5, 3, 1, 1e-3),
-    (6, 2, 0, 1e-4),
+    (0, 2, 1, 0.05, False),
+    (1, 2, 0, 0.5, False),
+    (2, 3, 2, 1.0, False),
+    (3, 2, 1, 4.0, False),
+    (4, 1, 1, 20.0, False),
+    (5, 3, 1, 1e-3, False),
+    (6, 2, 0, 1e-4, False),
+    (7, 2, 1, 0.3, True),
+    (8, 3, 0, 1e-3, True),
 ]
 N_DRAWS = 100_000
 
 
-@pytest.mark.parametrize(("seed", "heads", "windowed", "rate"), MC_LAYERS)
-def test_closed_forms_match_monte_carlo(seed, heads, windowed, rate):
-    layer = random_layer(seed, heads, windowed, rate=rate)
+@pytest.mark.parametrize(("seed", "heads", "windowed", "rate", "count_prior"), MC_LAYERS)
+def test_closed_forms_match_monte_carlo(seed, heads, windowed, rate, count_prior):
+    layer = random_layer(seed, heads, windowed, rate=rate, count_prior=count_prior)
     q, kv, qt, kt, mask = random_inputs(seed)
     with torch.no_grad():
         m = layer.moments(q, KeySet(kv, kv, kt, mask), qt)
@@ -199,7 +207,9 @@ def _moments(layer, q, kv, qt, kt, mask):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_fused_forward_equals_closed_form_mean(seed):
-    layer = random_layer(seed, n_heads=3, n_windowed=seed % 3, rate=10.0 ** (seed - 1))
+    layer = random_layer(
+        seed, n_heads=3, n_windowed=seed % 3, rate=10.0 ** (seed - 1), count_prior=seed == 1
+    )
     q, kv, qt, kt, mask = random_inputs(seed)
     m = layer.moments(q, KeySet(kv, kv, kt, mask), qt)
     expected = m.mean.transpose(1, 2).reshape(q.shape)
@@ -222,7 +232,9 @@ def test_fused_readout_equals_materialised_readout(seed):
     # Without autograd, readout runs fused kernels over (s, s²) columns in groups of head_dim
     # (here 3, so 5 targets need 4 groups); it must equal moments + readout_moments, which
     # the sampler tests verify.
-    layer = random_layer(seed, n_heads=2, n_windowed=seed % 3, rate=10.0 ** (seed - 2))
+    layer = random_layer(
+        seed, n_heads=2, n_windowed=seed % 3, rate=10.0 ** (seed - 2), count_prior=seed % 2 == 1
+    )
     q, kv, qt, kt, mask = random_inputs(seed)
     mask[1] = seed == 3  # one case with a fully padded row
     g = torch.Generator().manual_seed(seed)
@@ -277,13 +289,14 @@ def test_huge_rate_collapses_variance_to_zero_and_mean_to_mu():
     torch.testing.assert_close(m.mean, m.mu)
 
 
-def test_no_observed_key_gives_the_prior_exactly():
-    layer = random_layer(9)
+@pytest.mark.parametrize("count_prior", [False, True])
+def test_no_observed_key_gives_the_prior_exactly(count_prior):
+    layer = random_layer(9, count_prior=count_prior)
     q, kv, qt, kt, _ = random_inputs(9)
     mask = torch.ones(kv.shape[:2], dtype=torch.bool)
     m = _moments(layer, q, kv, qt, kt, mask)
     assert (m.evidence == 0).all() and (m.p0 == 1).all()
-    prior_mean, prior_var = layer.prior(q)
+    prior_mean, prior_var = layer.prior(q, KeySet(kv, kv, kt, mask))
     torch.testing.assert_close(m.mean, prior_mean.expand_as(m.mean), rtol=0, atol=0)
     # Through a readout the variance is wᵀS₀w exactly (not 0: nothing seen is not certainty).
     w = torch.randn(q.shape[0], q.shape[1], layer.num_heads, layer.head_dim, dtype=q.dtype)
@@ -307,6 +320,33 @@ def test_prior_depends_on_the_query_never_on_the_keys():
     torch.testing.assert_close(m.prior_mean, m2.prior_mean, rtol=0, atol=0)
     torch.testing.assert_close(m.prior_var, m2.prior_var, rtol=0, atol=0)
     assert not torch.allclose(m.prior_mean[:, :, 0], m.prior_mean[:, :, 1])
+
+
+def test_count_prior_sees_how_many_keys_never_which():
+    layer = random_layer(12, count_prior=True)
+    q, kv, qt, kt, _ = random_inputs(12, pad=False)
+    mask = torch.zeros(kv.shape[:2], dtype=torch.bool)
+    mask[:, :2] = True
+    m = _moments(layer, q, kv, qt, kt, mask)
+    # Other values and times, and other keys hidden: the same count, the same prior.
+    shifted = torch.roll(mask, 3, dims=1)
+    m2 = _moments(layer, q, 5 * kv + 1, qt, kt + 1, shifted)
+    torch.testing.assert_close(m.prior_mean, m2.prior_mean, rtol=0, atol=0)
+    torch.testing.assert_close(m.prior_var, m2.prior_var, rtol=0, atol=0)
+    # log(1 + n) through the learned slopes, n the number of unpadded keys.
+    n = torch.tensor(kv.shape[1] - 2.0, dtype=torch.float64)
+    base_mean, base_var = random_layer(12).prior(q)
+    torch.testing.assert_close(
+        m.prior_mean, base_mean + torch.log1p(n) * layer.prior_count[0][None, :, None]
+    )
+    torch.testing.assert_close(
+        m.prior_var, base_var * torch.exp(torch.log1p(n) * layer.prior_count[1][None, :, None])
+    )
+    # Evidence and weights do not see the prior's inputs.
+    plain = random_layer(12)
+    torch.testing.assert_close(m.evidence, _moments(plain, q, kv, qt, kt, mask).evidence)
+    with pytest.raises(ValueError, match="count_prior"):
+        layer.prior(q)
 
 
 def test_gradcheck_layer_float64():

@@ -80,13 +80,16 @@ def test_same_seed_same_outputs_different_seed_different():
     assert not torch.equal(a[0], c[0])
 
 
-def test_variance_is_exact_variance_of_sampled_output_layer():
-    net = make_net(5, n_windowed_heads=2)
+@pytest.mark.parametrize("count_prior", [False, True])
+def test_variance_is_exact_variance_of_sampled_output_layer(count_prior):
+    net = make_net(5, n_windowed_heads=2, count_prior=count_prior)
     with torch.no_grad():
         net.cross.log_rate.fill_(math.log(0.7))  # moderate evidence: both terms matter
         net.cross.prior_mean.normal_()
         net.cross.prior_log_var.normal_(std=0.5)
         net.cross.prior_proj.weight.normal_(std=0.3)
+        if count_prior:  # a prior that also moves with the number of observed tokens
+            net.cross.prior_count.normal_(std=0.5)
     batch = make_batch(5)
     n = 100_000
     mean, var, _, _ = net(**batch)
