@@ -36,6 +36,7 @@ __all__ = [
     "RECIPES",
     "check_device",
     "continue_levy_net",
+    "epoch_budget",
     "fit_levy_net",
     "make_levy_net",
     "predict_in_chunks",
@@ -60,6 +61,7 @@ NET_PARAMS = (
     "loss",
     "lr",
     "max_epochs",
+    "max_steps",
     "batch_size",
     "validation_fraction",
     "patience",
@@ -506,6 +508,51 @@ def seeded(random_state: int | None) -> Iterator[None]:
         yield
 
 
+def epoch_budget(
+    n_rows: int,
+    batch_size: int,
+    max_epochs: int,
+    max_steps: int | None,
+    validation_fraction: float = 0.0,
+) -> int:
+    """Epochs of a fit: ``max_epochs``, fewer where they would take over ``max_steps`` steps.
+
+    Small data keeps ``max_epochs`` passes; on large data, where each pass already takes
+    many optimizer steps, the number of steps is what training needs, and the cost of a
+    fit stops growing with the number of rows. Always at least one epoch.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows (windows) given to the fit, before the validation split.
+    batch_size : int
+        Rows per optimizer step.
+    max_epochs : int
+        Most epochs.
+    max_steps : int or None
+        Most optimizer steps in all; ``None``: no limit.
+    validation_fraction : float, default=0.0
+        Share of the rows held out (as skorch's ``ValidSplit`` holds it out).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from levy_sklearn.training import epoch_budget
+    >>> epoch_budget(442, 64, max_epochs=40, max_steps=1000)  # 7 steps an epoch: all 40
+    40
+    >>> epoch_budget(5000, 64, max_epochs=40, max_steps=1000)  # 79 steps an epoch
+    12
+    """
+    if max_steps is None:
+        return max_epochs
+    n_train = n_rows - math.ceil(validation_fraction * n_rows)
+    steps_per_epoch = max(1, math.ceil(n_train / batch_size))
+    return max(1, min(max_epochs, max_steps // steps_per_epoch))
+
+
 def make_levy_net(
     *,
     n_channels: int,
@@ -526,6 +573,8 @@ def make_levy_net(
     device: str,
     random_state: int | None,
     verbose: int,
+    max_steps: int | None = None,
+    n_rows: int | None = None,
     recipe: str = "windows",
     bandwidth: float = 1.0,
     lookback: float = 4.0,
@@ -564,6 +613,11 @@ def make_levy_net(
         Seeds the validation split (the rest is seeded by :func:`fit_levy_net`).
     verbose : int
         skorch's verbosity.
+    max_steps : int, optional
+        With ``n_rows``, train for fewer than ``max_epochs`` epochs where they would take
+        more than this many optimizer steps (see :func:`epoch_budget`).
+    n_rows : int, optional
+        Rows (windows) the net will be fitted on.
     recipe : {"rows", "windows"}, default="windows"
         The training recipe (see :data:`RECIPES`).
     bandwidth, lookback : float, default=1.0, 4.0
@@ -592,6 +646,8 @@ def make_levy_net(
     """
     if recipe not in RECIPES:
         raise ValueError(f"recipe={recipe!r} must be one of {RECIPES}.")
+    if n_rows is not None:
+        max_epochs = epoch_budget(n_rows, batch_size, max_epochs, max_steps, validation_fraction)
     rate: float | list[float] = 1.0
     param_groups = []
     if recipe == "rows":
