@@ -6,10 +6,10 @@
 * ``regressor`` ``LevyAttentionRegressor(random_state=0).fit(X, y)``, ``X`` 5,000 × 10 normal.
 
 Prints wall and process CPU seconds with the load average of the machine (CPU seconds are
-the better guide on a shared machine) and, with ``--profile``, the torch.profiler top table of
-each run; writes ``benchmarks/results/speed.md``. ``--vitals-epochs N`` pretrains the vitals
-panel for ``N`` epochs instead of the default budget and reports seconds per epoch too (the
-default budget took 79 min before issue 12).
+the better guide on a shared machine) and writes ``benchmarks/results/speed.md``.
+``--vitals-epochs N`` pretrains the vitals panel for ``N`` epochs instead of the default
+budget. ``--profile`` adds the torch.profiler top table of each run, shortened to a few
+epochs (a trace of a whole default fit is too large to summarise).
 
 Run: ``python benchmarks/speed.py [--profile] [--vitals-epochs N]``.
 """
@@ -22,7 +22,7 @@ import platform
 import subprocess
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -36,41 +36,42 @@ from levy_sklearn.datasets import make_irregular_vitals
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def airline() -> object:
-    return LevyForecaster(random_state=0).fit(load_airline())
+def epochs(max_epochs: int | None) -> dict:
+    return {} if max_epochs is None else {"max_epochs": max_epochs}
 
 
-def vitals(epochs: int | None) -> Callable[[], object]:
-    def run() -> object:
-        params = {} if epochs is None else {"max_epochs": epochs}
-        forecaster = LevyForecaster(
-            context_length="12h", max_horizon="4h", random_state=0, **params
-        )
-        return forecaster.pretrain(make_irregular_vitals(n_patients=20))
-
-    return run
+def airline(max_epochs: int | None = None) -> object:
+    return LevyForecaster(random_state=0, **epochs(max_epochs)).fit(load_airline())
 
 
-def regressor() -> object:
+def vitals(max_epochs: int | None = None) -> object:
+    forecaster = LevyForecaster(
+        context_length="12h", max_horizon="4h", random_state=0, **epochs(max_epochs)
+    )
+    return forecaster.pretrain(make_irregular_vitals(n_patients=20))
+
+
+def regressor(max_epochs: int | None = None) -> object:
     rng = np.random.default_rng(0)
     X = rng.normal(size=(5000, 10))
     y = X @ rng.normal(size=10) + rng.normal(size=5000)
-    return LevyAttentionRegressor(random_state=0).fit(X, y)
+    return LevyAttentionRegressor(random_state=0, **epochs(max_epochs)).fit(X, y)
 
 
-def timed(run: Callable[[], object], profiled: bool) -> tuple[float, float, object, str]:
-    """Wall and CPU seconds of ``run()``, its result and (``profiled``) the top-op table."""
-    context = profile(activities=[ProfilerActivity.CPU]) if profiled else nullcontext()
-    with context as prof:
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = run()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    table = ""
-    if profiled:
-        table = prof.key_averages().table(
-            sort_by="self_cpu_time_total", row_limit=15, max_name_column_width=45
-        )
-    return wall, cpu, result, table
+def timed(run: Callable[[], object]) -> tuple[float, float, object]:
+    """Wall and CPU seconds of ``run()`` and its result."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = run()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def top_ops(run: Callable[[], object]) -> str:
+    """torch.profiler's table of the operators with the most self CPU time in ``run()``."""
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        run()
+    return prof.key_averages().table(
+        sort_by="self_cpu_time_total", row_limit=15, max_name_column_width=45
+    )
 
 
 def epochs_run(result: object) -> int:
@@ -88,21 +89,22 @@ def main() -> None:
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     ).stdout.strip()
     runs = {
-        "airline fit": airline,
-        "vitals-20 pretrain": vitals(args.vitals_epochs),
-        "regressor fit 5000 × 10": regressor,
+        "airline fit": (airline, None, 10),
+        "vitals-20 pretrain": (vitals, args.vitals_epochs, 1),
+        "regressor fit 5000 × 10": (regressor, None, 2),
     }
     rows, tables = [], []
-    for name, run in runs.items():
+    for name, (run, max_epochs, profiled_epochs) in runs.items():
         load = os.getloadavg()[0]
-        wall, cpu, result, table = timed(run, args.profile)
-        epochs = epochs_run(result)
+        wall, cpu, result = timed(partial(run, max_epochs))
+        n_epochs = epochs_run(result)
         rows.append(
-            f"| {name} | {epochs} | {wall:.1f} | {cpu:.1f} | {cpu / epochs:.2f} | {load:.1f} |"
+            f"| {name} | {n_epochs} | {wall:.1f} | {cpu:.1f} | {cpu / n_epochs:.2f} | {load:.1f} |"
         )
         print(rows[-1], flush=True)
-        if table:
-            tables.append(f"### {name}\n\n```\n{table}```\n")
+        if args.profile:
+            table = top_ops(partial(run, profiled_epochs))
+            tables.append(f"### {name}, {profiled_epochs} epoch(s)\n\n```\n{table}```\n")
     lines = [
         "# Training throughput at defaults",
         "",
