@@ -263,8 +263,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     ``benchmarks/forecaster_airline.py``: fewer epochs or a lower rate left σ too wide, more
     without dropout and weight decay overfit (over-confident folds). ``max_steps=5000``
     leaves the 200 epochs of any single series as they are (with the defaults at most 512
-    windows and 154 gap copies: 21 steps an epoch, 4,200 in 200 epochs) and bounds the pretraining on a
-    large panel instead, where each epoch already takes hundreds of steps
+    windows and 154 gap copies: 21 steps an epoch, 4,200 in 200 epochs) and bounds the
+    pretraining on a large panel instead, where each epoch already takes hundreds of steps
     (``benchmarks/results/speed.md``).
 
     Examples

@@ -18,9 +18,9 @@ import numpy as np
 import torch
 from skorch import NeuralNet
 from skorch.callbacks import EarlyStopping, LRScheduler
-from skorch.dataset import ValidSplit
+from skorch.dataset import Dataset, ValidSplit
 from torch import Tensor, nn
-from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler
+from torch.utils.data import default_convert
 
 from .network import LevyNet, LevyNetOutput
 from .tokens import take_tokens
@@ -28,12 +28,12 @@ from .tokens import take_tokens
 __all__ = [
     "BaseLRScheduler",
     "GaussianScore",
-    "batch_loader",
     "LevyNeuralNet",
     "LOSSES",
     "NET_PARAMS",
     "SAMPLE_WEIGHT",
     "RECIPES",
+    "TokenDataset",
     "check_device",
     "continue_levy_net",
     "epoch_budget",
@@ -147,47 +147,29 @@ class GaussianScore(nn.Module):
         return (score * observed).sum() / observed.sum().clamp(min=1)
 
 
-def batch_loader(
-    dataset: Dataset, batch_size: int, shuffle: bool = False, **kwargs: Any
-) -> DataLoader:
-    """A ``DataLoader`` that indexes ``dataset`` once per batch instead of once per row.
+class TokenDataset(Dataset):
+    """skorch's ``Dataset``, fetched a whole batch at a time.
 
-    skorch's datasets take an array of row indices (a dict of token arrays is indexed key by
-    key), so a batch is a handful of numpy slices turned into tensors, where torch's default
-    loader fetches every row and stacks them again (a fifth of a small step). The batches
-    are the same: the same rows, in the same order (one ``RandomSampler`` draw per epoch from
-    torch's global generator, as ``DataLoader(shuffle=True)`` draws), with the same values.
-
-    Parameters
-    ----------
-    dataset : torch Dataset
-        Indexable by a list of row indices (skorch's ``Dataset`` and ``Subset`` of it are).
-    batch_size : int
-        Rows per batch (the last one may be smaller).
-    shuffle : bool, default=False
-        Draw a fresh order of the rows for every pass.
-    **kwargs
-        Passed on to ``DataLoader`` (e.g. ``num_workers``).
-
-    Returns
-    -------
-    DataLoader
+    torch's ``DataLoader`` asks a dataset with ``__getitems__`` for all the rows of a batch
+    at once; indexing the token arrays with the batch's row indices takes a handful of
+    numpy slices, where fetching every row and stacking them again took a fifth of a small
+    step. Paired with ``collate_fn=default_convert`` (which only turns the arrays into
+    tensors), the loader yields the same batches as before: the same rows, in the same
+    order (the sampler and its random draws are torch's own), with the same values.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from skorch.dataset import Dataset
-    >>> from levy_sklearn.training import batch_loader
-    >>> data = Dataset({"values": np.arange(10.0).reshape(5, 2)}, np.arange(5.0))
-    >>> [tuple(y.tolist()) for _, y in batch_loader(data, batch_size=2)]
-    [(0.0, 1.0), (2.0, 3.0), (4.0,)]
+    >>> from torch.utils.data import DataLoader, default_convert
+    >>> from levy_sklearn.training import TokenDataset
+    >>> data = TokenDataset({"values": np.arange(10.0).reshape(5, 2)}, np.arange(5.0))
+    >>> loader = DataLoader(data, batch_size=2, collate_fn=default_convert)
+    >>> [y.tolist() for _, y in loader]
+    [[0.0, 1.0], [2.0, 3.0], [4.0]]
     """
-    rows = RandomSampler(dataset) if shuffle else SequentialSampler(dataset)
-    # batch_size=None: the sampler yields whole batches of indices, and the loader only
-    # converts the indexed arrays to tensors.
-    return DataLoader(
-        dataset, sampler=BatchSampler(rows, batch_size, drop_last=False), batch_size=None, **kwargs
-    )
+
+    def __getitems__(self, indices: list[int]) -> tuple[Any, Any]:
+        return self[np.asarray(indices, dtype=np.int64)]
 
 
 class BaseLRScheduler(LRScheduler):
@@ -692,10 +674,12 @@ def make_levy_net(
         batch_size=batch_size,
         train_split=split,
         callbacks=callbacks,
+        # Batches are indexed whole and only converted to tensors (see TokenDataset).
+        dataset=TokenDataset,
+        iterator_train__collate_fn=default_convert,
+        iterator_valid__collate_fn=default_convert,
         # Shuffling draws from torch's global RNG, which fit_levy_net seeds.
-        iterator_train=batch_loader,
         iterator_train__shuffle=True,
-        iterator_valid=batch_loader,
         device=check_device(device),
         verbose=verbose,
     )

@@ -7,7 +7,7 @@ import torch
 from levy_sklearn.tokens import take_tokens, tokens_from_events, tokens_from_rows
 from levy_sklearn.training import (
     GaussianScore,
-    batch_loader,
+    TokenDataset,
     fit_levy_net,
     make_levy_net,
     seeded,
@@ -73,18 +73,25 @@ def test_inference_is_float64_and_batch_independent():
 
 
 @pytest.mark.parametrize("shuffle", [False, True])
-def test_batch_loader_gives_the_row_wise_loaders_batches(shuffle):
-    # The reference: torch's default loader, which fetches row by row and stacks; same
-    # seed, so the same shuffled order must come out, batch for batch, bit for bit.
+def test_batchwise_fetching_gives_the_row_wise_loaders_batches(shuffle):
+    # The reference: torch's default loader over skorch's own Dataset, which fetches row by
+    # row and stacks; same seed, so the same shuffled order must come out, bit for bit.
     from skorch.dataset import Dataset
-    from torch.utils.data import DataLoader, Subset
+    from torch.utils.data import DataLoader, Subset, default_convert
 
     tokens, y = data(n=23)
-    dataset = Subset(Dataset(tokens, y), np.arange(2, 21))  # as skorch's validation split
+    rows = np.arange(2, 21)  # a Subset, as skorch's validation split makes
     with seeded(0):
-        expected = list(DataLoader(dataset, batch_size=5, shuffle=shuffle))
+        rowwise = DataLoader(Subset(Dataset(tokens, y), rows), batch_size=5, shuffle=shuffle)
+        expected = list(rowwise)
     with seeded(0):
-        got = list(batch_loader(dataset, batch_size=5, shuffle=shuffle))
+        batchwise = DataLoader(
+            Subset(TokenDataset(tokens, y), rows),
+            batch_size=5,
+            shuffle=shuffle,
+            collate_fn=default_convert,
+        )
+        got = list(batchwise)
     assert len(got) == len(expected) == 4
     for (x_got, y_got), (x_exp, y_exp) in zip(got, expected, strict=True):
         assert torch.equal(y_got, y_exp)
