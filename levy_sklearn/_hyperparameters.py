@@ -56,6 +56,13 @@ log-scale scalars of the Lévy layers (rate, sharpness, bandwidth, look-back) tr
 times that rate.""",
     ),
     "max_epochs": ("int", "Maximum number of passes over the training data (at least 1)."),
+    "max_steps": (
+        "int or None",
+        """Maximum number of optimizer steps in all: where ``max_epochs`` passes would take
+more, training stops after the last whole epoch within ``max_steps`` (at least one epoch),
+so a fit's cost stops growing with the size of the data; ``None``: always ``max_epochs``
+(see :func:`~levy_sklearn.training.epoch_budget`).""",
+    ),
     "batch_size": ("int", "Rows (windows) per gradient step and per inference batch."),
     "validation_fraction": (
         "float",
@@ -149,6 +156,7 @@ class LevyHyperparameters:
         "loss": [StrOptions(set(LOSSES))],
         "lr": [Interval(Real, 0, None, closed="neither")],
         "max_epochs": int_at_least(),
+        "max_steps": [*int_at_least(), None],
         "batch_size": int_at_least(),
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "patience": [*int_at_least(), None],

@@ -33,6 +33,7 @@ from .training import (
     NET_PARAMS,
     LevyNeuralNet,
     continue_levy_net,
+    epoch_budget,
     fit_levy_net,
     make_levy_net,
 )
@@ -259,7 +260,11 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     The training defaults (``lr=1e-2``, 200 epochs of 32 windows, ``dropout=0.1``,
     ``weight_decay=0.05``) were chosen on the load_airline backtest in
     ``benchmarks/forecaster_airline.py``: fewer epochs or a lower rate left σ too wide, more
-    without dropout and weight decay overfit (over-confident folds).
+    without dropout and weight decay overfit (over-confident folds). ``max_steps=5000``
+    leaves the 200 epochs of any single series as they are (with the defaults at most 512
+    windows and 154 gap copies: 21 steps an epoch, 4,200 in 200 epochs) and bounds the
+    pretraining on a large panel instead, where each epoch already takes hundreds of steps
+    (``benchmarks/results/speed.md``).
 
     Examples
     --------
@@ -341,6 +346,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         loss: str = "crps",
         lr: float = 1e-2,
         max_epochs: int = 200,
+        max_steps: int | None = 5000,
         batch_size: int = 32,
         validation_fraction: float = 0.0,
         patience: int | None = None,
@@ -366,6 +372,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.loss = loss
         self.lr = lr
         self.max_epochs = max_epochs
+        self.max_steps = max_steps
         self.batch_size = batch_size
         self.validation_fraction = validation_fraction
         self.patience = patience
@@ -509,6 +516,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             lookback=max(context_span / 2, 1.0),
             token_dropout=float(self.observation_dropout),
             recipe="windows",
+            n_rows=len(windows.targets),
         )
         targets = windows.targets.astype(np.float32)
         return fit_levy_net(net, windows.tokens, targets, seed)
@@ -609,7 +617,13 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             windows.tokens,
             windows.targets.astype(np.float32),
             seed,
-            self.max_epochs,
+            epoch_budget(
+                len(windows.targets),
+                self.batch_size,
+                self.max_epochs,
+                self.max_steps,
+                self.validation_fraction,
+            ),
         )
         return self
 

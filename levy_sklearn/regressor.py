@@ -33,6 +33,7 @@ from .training import (
     SAMPLE_WEIGHT,
     LevyNeuralNet,
     continue_levy_net,
+    epoch_budget,
     fit_levy_net,
     make_levy_net,
     predict_in_chunks,
@@ -176,7 +177,10 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     reported ones: σ ranked errors best and stayed calibrated as features went missing); a
     fit of a few hundred rows takes about two seconds on one CPU core. Early stopping on a
     held-out share of such small data cost more accuracy than it saved, so it is off by
-    default: set ``validation_fraction`` (and ``patience``) for larger data.
+    default: set ``validation_fraction`` (and ``patience``) for larger data. Beyond about
+    5,000 rows, 40 epochs would take more than ``max_steps=3000`` optimizer steps, and the
+    fit trains for the epochs that fit within them instead, so its cost stops growing with
+    the number of rows (``benchmarks/results/speed.md``).
 
     With ``random_state=None`` every fit is seeded afresh from NumPy's global generator;
     scikit-learn's ``check_estimator`` sets an int where it compares fits.
@@ -219,6 +223,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         loss: str = "crps",
         lr: float = 5e-3,
         max_epochs: int = 40,
+        max_steps: int | None = 3000,
         batch_size: int = 64,
         validation_fraction: float = 0.0,
         patience: int | None = 20,
@@ -240,6 +245,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         self.loss = loss
         self.lr = lr
         self.max_epochs = max_epochs
+        self.max_steps = max_steps
         self.batch_size = batch_size
         self.validation_fraction = validation_fraction
         self.patience = patience
@@ -350,7 +356,14 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             tokens[SAMPLE_WEIGHT] = weights.astype(np.float32)
         if warm:
             # A trained copy: an interrupted or failed fit leaves the fitted model as it was.
-            self.net_ = continue_levy_net(self.net_, tokens, target, seed, self.max_epochs)
+            epochs = epoch_budget(
+                len(X),
+                self.batch_size,
+                self.max_epochs,
+                self.max_steps,
+                self.validation_fraction,
+            )
+            self.net_ = continue_levy_net(self.net_, tokens, target, seed, epochs)
             self.__dict__.pop("conformal_", None)
             return self
         params = {name: getattr(self, name) for name in NET_PARAMS}
@@ -364,6 +377,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             positional_keys=bool(self.positional_keys),
             token_dropout=float(self.observation_dropout),
             recipe="rows",
+            n_rows=len(X),
             **params,
         )
         self.net_: LevyNeuralNet = fit_levy_net(net, tokens, target, seed)

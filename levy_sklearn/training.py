@@ -18,8 +18,9 @@ import numpy as np
 import torch
 from skorch import NeuralNet
 from skorch.callbacks import EarlyStopping, LRScheduler
-from skorch.dataset import ValidSplit
+from skorch.dataset import Dataset, ValidSplit
 from torch import Tensor, nn
+from torch.utils.data import default_convert
 
 from .network import LevyNet, LevyNetOutput
 from .tokens import take_tokens
@@ -32,8 +33,10 @@ __all__ = [
     "NET_PARAMS",
     "SAMPLE_WEIGHT",
     "RECIPES",
+    "TokenDataset",
     "check_device",
     "continue_levy_net",
+    "epoch_budget",
     "fit_levy_net",
     "make_levy_net",
     "predict_in_chunks",
@@ -58,6 +61,7 @@ NET_PARAMS = (
     "loss",
     "lr",
     "max_epochs",
+    "max_steps",
     "batch_size",
     "validation_fraction",
     "patience",
@@ -141,6 +145,31 @@ class GaussianScore(nn.Module):
         else:
             score = (y - mean).pow(2)
         return (score * observed).sum() / observed.sum().clamp(min=1)
+
+
+class TokenDataset(Dataset):
+    """skorch's ``Dataset``, fetched a whole batch at a time.
+
+    torch's ``DataLoader`` asks a dataset with ``__getitems__`` for all the rows of a batch
+    at once; indexing the token arrays with the batch's row indices takes a handful of
+    numpy slices, where fetching every row and stacking them again took a fifth of a small
+    step. Paired with ``collate_fn=default_convert`` (which only turns the arrays into
+    tensors), the loader yields the same batches as before: the same rows, in the same
+    order (the sampler and its random draws are torch's own), with the same values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from torch.utils.data import DataLoader, default_convert
+    >>> from levy_sklearn.training import TokenDataset
+    >>> data = TokenDataset({"values": np.arange(10.0).reshape(5, 2)}, np.arange(5.0))
+    >>> loader = DataLoader(data, batch_size=2, collate_fn=default_convert)
+    >>> [y.tolist() for _, y in loader]
+    [[0.0, 1.0], [2.0, 3.0], [4.0]]
+    """
+
+    def __getitems__(self, indices: list[int]) -> tuple[Any, Any]:
+        return self[np.asarray(indices, dtype=np.int64)]
 
 
 class BaseLRScheduler(LRScheduler):
@@ -461,6 +490,51 @@ def seeded(random_state: int | None) -> Iterator[None]:
         yield
 
 
+def epoch_budget(
+    n_rows: int,
+    batch_size: int,
+    max_epochs: int,
+    max_steps: int | None,
+    validation_fraction: float = 0.0,
+) -> int:
+    """Epochs of a fit: ``max_epochs``, fewer where they would take over ``max_steps`` steps.
+
+    Small data keeps ``max_epochs`` passes; on large data, where each pass already takes
+    many optimizer steps, the number of steps is what training needs, and the cost of a
+    fit stops growing with the number of rows. Always at least one epoch.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows (windows) given to the fit, before the validation split.
+    batch_size : int
+        Rows per optimizer step.
+    max_epochs : int
+        Most epochs.
+    max_steps : int or None
+        Most optimizer steps in all; ``None``: no limit.
+    validation_fraction : float, default=0.0
+        Share of the rows held out (as skorch's ``ValidSplit`` holds it out).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from levy_sklearn.training import epoch_budget
+    >>> epoch_budget(442, 64, max_epochs=40, max_steps=1000)  # 7 steps an epoch: all 40
+    40
+    >>> epoch_budget(5000, 64, max_epochs=40, max_steps=1000)  # 79 steps an epoch
+    12
+    """
+    if max_steps is None:
+        return max_epochs
+    n_train = n_rows - math.ceil(validation_fraction * n_rows)
+    steps_per_epoch = max(1, math.ceil(n_train / batch_size))
+    return max(1, min(max_epochs, max_steps // steps_per_epoch))
+
+
 def make_levy_net(
     *,
     n_channels: int,
@@ -481,6 +555,8 @@ def make_levy_net(
     device: str,
     random_state: int | None,
     verbose: int,
+    max_steps: int | None = None,
+    n_rows: int | None = None,
     recipe: str = "windows",
     bandwidth: float = 1.0,
     lookback: float = 4.0,
@@ -519,6 +595,11 @@ def make_levy_net(
         Seeds the validation split (the rest is seeded by :func:`fit_levy_net`).
     verbose : int
         skorch's verbosity.
+    max_steps : int, optional
+        With ``n_rows``, train for fewer than ``max_epochs`` epochs where they would take
+        more than this many optimizer steps (see :func:`epoch_budget`).
+    n_rows : int, optional
+        Rows (windows) the net will be fitted on.
     recipe : {"rows", "windows"}, default="windows"
         The training recipe (see :data:`RECIPES`).
     bandwidth, lookback : float, default=1.0, 4.0
@@ -547,6 +628,8 @@ def make_levy_net(
     """
     if recipe not in RECIPES:
         raise ValueError(f"recipe={recipe!r} must be one of {RECIPES}.")
+    if n_rows is not None:
+        max_epochs = epoch_budget(n_rows, batch_size, max_epochs, max_steps, validation_fraction)
     rate: float | list[float] = 1.0
     param_groups = []
     if recipe == "rows":
@@ -584,12 +667,17 @@ def make_levy_net(
         criterion__loss=loss,
         optimizer=torch.optim.AdamW,
         optimizer__weight_decay=weight_decay,
+        optimizer__foreach=True,
         optimizer__param_groups=param_groups,
         lr=lr,
         max_epochs=max_epochs,
         batch_size=batch_size,
         train_split=split,
         callbacks=callbacks,
+        # Batches are indexed whole and only converted to tensors (see TokenDataset).
+        dataset=TokenDataset,
+        iterator_train__collate_fn=default_convert,
+        iterator_valid__collate_fn=default_convert,
         # Shuffling draws from torch's global RNG, which fit_levy_net seeds.
         iterator_train__shuffle=True,
         device=check_device(device),

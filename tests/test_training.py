@@ -5,7 +5,13 @@ import pytest
 import torch
 
 from levy_sklearn.tokens import take_tokens, tokens_from_events, tokens_from_rows
-from levy_sklearn.training import GaussianScore, fit_levy_net, make_levy_net, seeded
+from levy_sklearn.training import (
+    GaussianScore,
+    TokenDataset,
+    fit_levy_net,
+    make_levy_net,
+    seeded,
+)
 
 FAST = {
     "d_model": 8,
@@ -64,6 +70,35 @@ def test_inference_is_float64_and_batch_independent():
     full = net.predict_moments(X).mean
     part = net.predict_moments(take_tokens(X, np.arange(7))).mean
     np.testing.assert_allclose(part, full[:7], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_batchwise_fetching_gives_the_row_wise_loaders_batches(shuffle):
+    # The reference: torch's default loader over skorch's own Dataset, which fetches row by
+    # row and stacks; same seed, so the same shuffled order must come out, bit for bit.
+    from skorch.dataset import Dataset
+    from torch.utils.data import DataLoader, Subset, default_convert
+
+    tokens, y = data(n=23)
+    rows = np.arange(2, 21)  # a Subset, as skorch's validation split makes
+    with seeded(0):
+        rowwise = DataLoader(Subset(Dataset(tokens, y), rows), batch_size=5, shuffle=shuffle)
+        expected = list(rowwise)
+    with seeded(0):
+        batchwise = DataLoader(
+            Subset(TokenDataset(tokens, y), rows),
+            batch_size=5,
+            shuffle=shuffle,
+            collate_fn=default_convert,
+        )
+        got = list(batchwise)
+    assert len(got) == len(expected) == 4
+    for (x_got, y_got), (x_exp, y_exp) in zip(got, expected, strict=True):
+        assert torch.equal(y_got, y_exp)
+        assert x_got.keys() == x_exp.keys()
+        for key in x_exp:
+            assert x_got[key].dtype == x_exp[key].dtype
+            assert torch.equal(x_got[key], x_exp[key])
 
 
 def test_mse_loss_calibrates_variance_on_validation_split():

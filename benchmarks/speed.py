@@ -1,0 +1,126 @@
+"""Training throughput at default hyperparameters (issue 12's three timings), one torch thread.
+
+* ``airline``   ``LevyForecaster(random_state=0).fit(load_airline())``;
+* ``vitals``    ``LevyForecaster(context_length="12h", max_horizon="4h", random_state=0)``
+  ``.pretrain(make_irregular_vitals(n_patients=20))``;
+* ``regressor`` ``LevyAttentionRegressor(random_state=0).fit(X, y)``, ``X`` 5,000 × 10 normal.
+
+Prints wall and process CPU seconds with the load average of the machine (CPU seconds are
+the better guide on a shared machine) and writes ``benchmarks/results/speed.md``.
+``--vitals-epochs N`` pretrains the vitals panel for ``N`` epochs instead of the default
+budget. ``--profile`` adds the torch.profiler top table of each run, shortened to a few
+epochs (a trace of a whole default fit is too large to summarise).
+
+Run: ``python benchmarks/speed.py [--profile] [--vitals-epochs N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import torch
+from sktime.datasets import load_airline
+from torch.profiler import ProfilerActivity, profile
+
+from levy_sklearn import LevyAttentionRegressor, LevyForecaster
+from levy_sklearn.datasets import make_irregular_vitals
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def epochs(max_epochs: int | None) -> dict:
+    return {} if max_epochs is None else {"max_epochs": max_epochs}
+
+
+def airline(max_epochs: int | None = None) -> object:
+    return LevyForecaster(random_state=0, **epochs(max_epochs)).fit(load_airline())
+
+
+def vitals(max_epochs: int | None = None) -> object:
+    forecaster = LevyForecaster(
+        context_length="12h", max_horizon="4h", random_state=0, **epochs(max_epochs)
+    )
+    return forecaster.pretrain(make_irregular_vitals(n_patients=20))
+
+
+def regressor(max_epochs: int | None = None) -> object:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 10))
+    y = X @ rng.normal(size=10) + rng.normal(size=5000)
+    return LevyAttentionRegressor(random_state=0, **epochs(max_epochs)).fit(X, y)
+
+
+def timed(run: Callable[[], object]) -> tuple[float, float, object]:
+    """Wall and CPU seconds of ``run()`` and its result."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = run()
+    return time.perf_counter() - wall, time.process_time() - cpu, result
+
+
+def top_ops(run: Callable[[], object]) -> str:
+    """torch.profiler's table of the operators with the most self CPU time in ``run()``."""
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        run()
+    return prof.key_averages().table(
+        sort_by="self_cpu_time_total", row_limit=15, max_name_column_width=45
+    )
+
+
+def epochs_run(result: object) -> int:
+    net = getattr(result, "net_", None) or getattr(result, "pretrained_net_", None)
+    return len(net.history)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--vitals-epochs", type=int, default=None)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    runs = {
+        "airline fit": (airline, None, 10),
+        "vitals-20 pretrain": (vitals, args.vitals_epochs, 1),
+        "regressor fit 5000 × 10": (regressor, None, 2),
+    }
+    rows, tables = [], []
+    for name, (run, max_epochs, profiled_epochs) in runs.items():
+        load = os.getloadavg()[0]
+        wall, cpu, result = timed(partial(run, max_epochs))
+        n_epochs = epochs_run(result)
+        rows.append(
+            f"| {name} | {n_epochs} | {wall:.1f} | {cpu:.1f} | {cpu / n_epochs:.2f} | {load:.1f} |"
+        )
+        print(rows[-1], flush=True)
+        if args.profile:
+            table = top_ops(partial(run, profiled_epochs))
+            tables.append(f"### {name}, {profiled_epochs} epoch(s)\n\n```\n{table}```\n")
+    lines = [
+        "# Training throughput at defaults",
+        "",
+        f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}, 1 thread"
+        + (f", vitals for {args.vitals_epochs} epoch(s)" if args.vitals_epochs else "")
+        + ".",
+        "",
+        "| run | epochs | wall (s) | CPU (s) | CPU per epoch (s) | load average |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        *tables,
+    ]
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "speed.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
