@@ -2,8 +2,8 @@
 ``benchmarks/forecasters.py`` does not evaluate.
 
 Seasonal series held out from the evaluation: monthly Nottingham temperatures
-(``nottem``), UK driver deaths (``UKDriverDeaths``), quarterly UK gas consumption (``UKgas``)
-and Johnson & Johnson earnings (``JohnsonJohnson``), each backtested on its last two folds
+(``nottem``), UK driver deaths (``UKDriverDeaths``) and quarterly UK gas consumption
+(``UKgas``), each backtested on its last two folds
 (expanding window, horizon and step one year, refit every fold; ``random_state=0``).
 Candidate configurations are given as JSON on the command line (each overriding the
 defaults); CRPS is reported relative to the first configuration's on each series, with the
@@ -51,7 +51,6 @@ SERIES = {
     "nottem": (_rdataset("nottem", "M"), 12),
     "UKDriverDeaths": (_rdataset("UKDriverDeaths", "M"), 12),
     "UKgas": (_rdataset("UKgas", "Q"), 4),
-    "JohnsonJohnson": (_rdataset("JohnsonJohnson", "Q"), 4),
 }
 
 

@@ -10,9 +10,10 @@ exist, so a part can be re-run alone (``--parts``).
     Loa CO2 (last 72 months) against ``StatsForecastAutoARIMA``, ``StatsForecastAutoETS``,
     ``StatsForecastAutoTheta``, ``ARARForecaster`` and the seasonal ``NaiveForecaster``
     (non-monthly series: the seasonal period only for the naive forecaster, as the classical
-    models are given ``sp=1`` there). CRPS and MAE (mean over folds), the pooled and the
-    lowest per-fold coverage of the 90 % interval, and fit + predict time as a ratio to
-    AutoARIMA's on the same series.
+    models are given ``sp=1`` there). On the monthly series LevyForecaster also runs with
+    the opt-in ``seasonal_period="auto"`` (a row of its own). CRPS and MAE (mean over
+    folds), the pooled and the lowest per-fold coverage of the 90 % interval, and fit +
+    predict time as a ratio to AutoARIMA's on the same series.
 ``glucose``
     The irregular CGM series of :func:`levy_sklearn.datasets.load_glucose` at its real
     timestamps: trained on the first 50/65/80 % of the readings, 100 random cutoffs in the
@@ -160,14 +161,24 @@ def backtest(forecaster, y: pd.Series, initial: int, step: int, horizon: int, fo
     )
 
 
+#: LevyForecaster with the opt-in season (a row of its own on the monthly series).
+SEASONAL = 'LevyForecaster (seasonal_period="auto")'
+SEASONAL_PARAMS = {"seasonal_period": "auto"}
+
+
 def run_regular(quick: bool, levy: dict, series: list[str], methods: list[str]) -> pd.DataFrame:
     rows = []
     for name in series:
         load, sp, initial, step, horizon = SERIES[name]
         y = load()
-        makers = {"LevyForecaster": lambda: LevyForecaster(random_state=0, **levy)}
+        makers = {
+            "LevyForecaster": lambda: LevyForecaster(random_state=0, **levy),
+            SEASONAL: lambda: LevyForecaster(random_state=0, **{**levy, **SEASONAL_PARAMS}),
+        }
         makers.update({p: (lambda p=p, sp=sp: make_peer(p, sp)) for p in PEERS})
         for method in methods:
+            if method == SEASONAL and sp != 12:  # no season read from a yearly index
+                continue
             make = makers[method]
             folds = backtest(make(), y, initial, step, horizon, 2 if quick else None)
             rows.append(folds.assign(series=name, method=method))
@@ -177,14 +188,10 @@ def run_regular(quick: bool, levy: dict, series: list[str], methods: list[str]) 
     return pd.concat(rows, ignore_index=True)
 
 
-#: The LevyForecaster before this benchmark's defaults (kept as a row where it differs).
-BEFORE = "LevyForecaster (seasonal_period=None)"
-
-
 def regular_table(folds: pd.DataFrame) -> pd.DataFrame:
     folds = folds.assign(
         series=pd.Categorical(folds.series, [s for s in SERIES if s in set(folds.series)]),
-        method=pd.Categorical(folds.method, ["LevyForecaster", BEFORE, *PEERS]),
+        method=pd.Categorical(folds.method, ["LevyForecaster", SEASONAL, *PEERS]),
     )
     g = folds.groupby(["series", "method"], observed=True)
     t = g[["crps", "mae", "cov90"]].mean()
@@ -439,13 +446,17 @@ def run_regressor(quick: bool) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- report
-def report() -> None:
+QUICK = "`--quick`: the last 2 folds per series, 1 glucose split of 30 cutoffs, 1 diabetes split"
+FULL = "`--full`: every fold, 3 glucose splits of 100 cutoffs, 5 diabetes and 3 Computers splits"
+
+
+def report(mode: str) -> None:
     parts = {p: RESULTS / f"forecasters_{p}.csv" for p in ("regular", "glucose", "regressor")}
     text = [
         "# LevyForecaster and LevyAttentionRegressor beside the classics\n",
         "Produced by `benchmarks/forecasters.py` (see its docstring for the protocol; run in "
-        "the `peers` environment). LevyForecaster and LevyAttentionRegressor with their "
-        "defaults, `random_state` = split/seed.\n",
+        f"the `peers` environment), {mode}. LevyForecaster and LevyAttentionRegressor with "
+        "their defaults, `random_state` = split/seed.\n",
     ]
     fig_data = {}
     if parts["regular"].exists():
@@ -546,7 +557,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--methods",
-        default=",".join(["LevyForecaster", *PEERS]),
+        default=",".join(["LevyForecaster", SEASONAL, *PEERS]),
         help="regular part: these methods only (their rows replace those in the CSV)",
     )
     args = parser.parse_args()
@@ -574,7 +585,7 @@ def main() -> None:
         else:
             raise ValueError(f"--parts: unknown part {part!r}; use regular, glucose, regressor.")
         frame.to_csv(path, index=False)
-    report()
+    report(QUICK if quick else FULL)
 
 
 if __name__ == "__main__":
