@@ -43,6 +43,7 @@ from .windows import (
     SeriesWindows,
     index_kind,
     index_to_time,
+    infer_seasonal_period,
     median_spacing,
     series_windows,
     span_in_units,
@@ -202,6 +203,16 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         the spread of what is left and the series' history scale (the root mean square of
         its steps up to the cutoff); ``"none"`` uses the global per-channel standardisation
         only.
+    seasonal_period : "auto", float, int, str, pd.Timedelta or None, default=None
+        Period of a seasonal pattern removed per window with the level and trend (least
+        squares of ``⌊P/2⌋`` Fourier harmonics jointly with the context's line), so the
+        network forecasts what the context's season leaves unexplained: a number of time
+        units or a time span like ``context_length``; ``"auto"`` reads it from a regular
+        index's frequency (monthly and quarterly: a year, daily: a week, hourly: a day; see
+        :func:`~levy_sklearn.windows.infer_seasonal_period`; none for other indexes);
+        ``None`` removes no season. A window whose context spans fewer than two periods
+        keeps its season, so give a ``context_length`` of at least two (better three)
+        periods.
     max_tokens : int, default=256
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
@@ -243,6 +254,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         Kind of the time index (see :func:`~levy_sklearn.windows.index_kind`).
     context_span_, horizon_span_ : float
         ``context_length`` and ``max_horizon`` in time units.
+    seasonal_period_ : float or None
+        The seasonal period in time units (see ``seasonal_period``).
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
         Per-channel standardisation.
     n_channels_ : int
@@ -319,6 +332,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         # Read (and refused with the fix) by span_in_units, which needs the fitted time unit.
         "context_length": ["no_validation"],
         "max_horizon": ["no_validation"],
+        "seasonal_period": ["no_validation"],
         "normalization": [StrOptions(set(NORMALIZATIONS))],
         "max_tokens": int_at_least(1),
         "windows_per_series": int_at_least(1),
@@ -332,6 +346,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         context_length: float | str | pd.Timedelta = 36,
         max_horizon: float | str | pd.Timedelta = 12,
         normalization: str = "trend",
+        seasonal_period: float | str | pd.Timedelta | None = None,
         max_tokens: int = 256,
         windows_per_series: int = 512,
         calibration_fraction: float = 0.0,
@@ -358,6 +373,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.context_length = context_length
         self.max_horizon = max_horizon
         self.normalization = normalization
+        self.seasonal_period = seasonal_period
         self.max_tokens = max_tokens
         self.windows_per_series = windows_per_series
         self.calibration_fraction = calibration_fraction
@@ -402,6 +418,12 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.time_kind_ = kind
         self.context_span_ = span_in_units(self.context_length, self.time_unit_, "context_length")
         self.horizon_span_ = span_in_units(self.max_horizon, self.time_unit_, "max_horizon")
+        period = self.seasonal_period
+        if isinstance(period, str) and period == "auto":
+            period = infer_seasonal_period(indexes[0])
+        self.seasonal_period_ = (
+            None if period is None else span_in_units(period, self.time_unit_, "seasonal_period")
+        )
 
     def _fit_scaling(self, series: list[tuple[Hashable, pd.DataFrame]]) -> None:
         values = np.concatenate([frame.to_numpy(dtype=np.float64) for _, frame in series])
@@ -478,6 +500,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             horizon=self.horizon_span_,
             target_end=ends,
             normalization=self.normalization,
+            seasonal_period=self.seasonal_period_,
             max_tokens=self.max_tokens,
             max_queries=self.max_tokens,
             context_gaps=gaps,
@@ -779,6 +802,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             context_length=self.context_span_,
             query_times=queries,
             normalization=self.normalization,
+            seasonal_period=self.seasonal_period_,
             max_tokens=self.max_tokens,
             origin_queries=[span],
         )

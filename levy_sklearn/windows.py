@@ -25,6 +25,7 @@ __all__ = [
     "SeriesWindows",
     "index_kind",
     "index_to_time",
+    "infer_seasonal_period",
     "median_spacing",
     "series_windows",
     "span_in_units",
@@ -36,6 +37,10 @@ __all__ = [
 NORMALIZATIONS = ("mean", "trend", "none")
 # Contexts thinner than this fall back to the mean (a slope from two tokens is noise).
 _MIN_TOKENS_TREND = 3
+# A seasonal pattern is fitted only to a context that spans at least this many periods (one
+# period cannot tell a season from a trend), with at least this many tokens per coefficient.
+_MIN_SEASONS = 2
+_TOKENS_PER_COEFFICIENT = 2
 # A spread from fewer terms than this (residual degrees of freedom of a window, steps of a
 # history) is noise: it does not count towards a scale.
 _MIN_SCALE_TERMS = 2
@@ -229,6 +234,110 @@ def span_in_units(
     return float(value)
 
 
+# Seasonal periods implied by an index frequency (its base, without multiple or anchor): in
+# periods for a period index, as a time span for a datetime index (whose unit, the median
+# spacing, is not a calendar month or quarter).
+# (pandas < 2.2 spells hourly "H", month end "M" and quarter end "Q").
+_PERIODS_PER_SEASON = {"M": 12, "Q": 4, "D": 7, "B": 5, "h": 24, "H": 24}
+_YEAR = pd.Timedelta(days=365.2425)
+_SEASON_SPAN = {
+    "M": _YEAR,
+    "MS": _YEAR,
+    "ME": _YEAR,
+    "Q": _YEAR,
+    "QS": _YEAR,
+    "QE": _YEAR,
+    "D": pd.Timedelta(days=7),
+    "B": pd.Timedelta(days=7),
+    "h": pd.Timedelta(days=1),
+    "H": pd.Timedelta(days=1),
+}
+
+
+def infer_seasonal_period(index: pd.Index) -> float | pd.Timedelta | None:
+    """The seasonal period a regular index's frequency implies, or ``None``.
+
+    Monthly and quarterly data repeat yearly, daily and business-daily data weekly, hourly
+    data daily. A period index gets a number of its periods (12, 4, 7, 5, 24), a datetime
+    index a time span (a year, a week, a day), since its time unit is the median spacing, not
+    a calendar month. Yearly, weekly, sub-hourly, multiple-step (``"2h"``) and irregular
+    indexes get ``None``.
+
+    Parameters
+    ----------
+    index : pd.Index
+        The time index of a series.
+
+    Returns
+    -------
+    float, pd.Timedelta or None
+        The seasonal period.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn.windows import infer_seasonal_period
+    >>> infer_seasonal_period(pd.period_range("2020-01", periods=3, freq="M"))
+    12.0
+    >>> infer_seasonal_period(pd.date_range("2020", periods=5, freq="h"))
+    Timedelta('1 days 00:00:00')
+    >>> print(infer_seasonal_period(pd.period_range("2020", periods=3, freq="Y")))
+    None
+    """
+    if isinstance(index, pd.PeriodIndex):
+        code, table = index.freqstr, _PERIODS_PER_SEASON
+    elif isinstance(index, pd.DatetimeIndex):
+        code = None if index.freq is None else index.freq.freqstr
+        if code is None and len(index) >= 3:
+            code = pd.infer_freq(index)
+        table = _SEASON_SPAN
+    else:
+        return None
+    # Multiples ("2h") and other frequencies are not in the tables.
+    period = None if code is None else table.get(code.split("-")[0])
+    return float(period) if isinstance(period, int) else period
+
+
+def _seasonal_coefficients(
+    t: np.ndarray, c: np.ndarray, v: np.ndarray, n_channels: int, period: float | None
+) -> np.ndarray | None:
+    """Per-channel Fourier coefficients ``(n_channels, K, 2)`` of one context's seasonal
+    pattern of ``period`` (time units), ``None`` without a period.
+
+    Least squares of ``level + slope·τ + Σ_k a_k cos(2πkτ/P) + b_k sin(2πkτ/P)``, so a trend
+    is not read as season; ``K = ⌊P/2⌋`` harmonics (every shape a regular season of ``P``
+    steps can take; one that vanishes on the grid, ``sin(πτ)`` for an even ``P``, gets the
+    minimum-norm coefficient 0), fewer where the channel has few tokens, none where its
+    context spans less than two periods.
+    """
+    if period is None:
+        return None
+    n_harmonics = int(period // 2)
+    coef = np.zeros((n_channels, n_harmonics, 2))
+    for ch in range(n_channels):
+        sel = c == ch
+        tc, vc = t[sel], v[sel]
+        k = min(n_harmonics, (tc.size // _TOKENS_PER_COEFFICIENT - 2) // 2)
+        if k < 1 or np.ptp(tc) < _MIN_SEASONS * period:
+            continue
+        angle = 2 * np.pi * np.outer(tc, np.arange(1, k + 1)) / period
+        design = np.column_stack([np.ones_like(tc), tc, np.cos(angle), np.sin(angle)])
+        beta = np.linalg.lstsq(design, vc, rcond=None)[0]
+        coef[ch, :k, 0], coef[ch, :k, 1] = beta[2 : 2 + k], beta[2 + k :]
+    return coef
+
+
+def _seasonal_term(
+    coef: np.ndarray | None, t: np.ndarray, c: np.ndarray, period: float | None
+) -> np.ndarray | float:
+    """The seasonal pattern of :func:`_seasonal_coefficients` at times ``t`` of channels
+    ``c`` (``0`` without one)."""
+    if coef is None:
+        return 0.0
+    angle = 2 * np.pi * np.outer(t, np.arange(1, coef.shape[1] + 1)) / period
+    return np.sum(coef[c, :, 0] * np.cos(angle) + coef[c, :, 1] * np.sin(angle), axis=1)
+
+
 class SeriesWindows(NamedTuple):
     """Windows cut from series, ready for :class:`~levy_sklearn.network.LevyNet`.
 
@@ -363,6 +472,7 @@ def series_windows(
     min_scale: float = 0.05,
     origin_queries: Sequence[float] = (),
     context_gaps: Sequence[np.ndarray] | None = None,
+    seasonal_period: float | None = None,
 ) -> SeriesWindows:
     """Cut continuous-time windows from series and turn them into tokens and queries.
 
@@ -382,8 +492,12 @@ def series_windows(
     steps between consecutive observations). The window's spread alone would shrink σ exactly
     when the window is sparse; the history floor keeps it from doing so, and the window's
     spread follows an amplitude that has grown beyond the history's. ``"none"`` leaves
-    values alone. With ``context_gaps``, a training window's context ends ``gap`` before its
-    cutoff while its targets stay after the cutoff: the window a forecast across a gap sees.
+    values alone. With a ``seasonal_period``, a seasonal pattern (Fourier terms fitted with
+    the trend to the context, see :func:`infer_seasonal_period`) is removed as well, so the
+    targets are what the context's season and level leave unexplained (a context spanning
+    fewer than two periods keeps its season). With ``context_gaps``, a training window's
+    context ends ``gap`` before its cutoff while its targets stay after the cutoff: the
+    window a forecast across a gap sees.
 
     Parameters
     ----------
@@ -417,6 +531,8 @@ def series_windows(
     origin_queries : sequence of float, default=()
         Extra queries appended to every window, at these times after its origin (e.g. the
         training horizon, as a reference); their targets are ``NaN``.
+    seasonal_period : float, optional
+        Period (time units) of a seasonal pattern to remove per window, as the level is.
 
     Returns
     -------
@@ -465,7 +581,14 @@ def series_windows(
             # the cutoff lengthens every horizon instead of going unseen.
             shift = tt.max() if tt.size else 0.0
             tt = tt - shift
-            level, slope, spread2 = _window_location(tt, chans, vv, n_channels, normalization)
+            season = _seasonal_coefficients(tt, chans, vv, n_channels, seasonal_period)
+            level, slope, spread2 = _window_location(
+                tt,
+                chans,
+                vv - _seasonal_term(season, tt, chans, seasonal_period),
+                n_channels,
+                normalization,
+            )
             scale = (
                 np.ones(n_channels) if history_scale is None else history_scale(c - gap, spread2)
             )
@@ -479,7 +602,9 @@ def series_windows(
             tgt = np.concatenate([tgt, np.full((extra.size, n_channels), np.nan)])
             windows.append(
                 _Window(
-                    *_normalised_window(tt, chans, vv, rel, tgt, level, slope, scale),
+                    *_normalised_window(
+                        tt, chans, vv, rel, tgt, (level, slope, scale), season, seasonal_period
+                    ),
                     series=i,
                     cutoff=c,
                     origin=c + shift,
@@ -547,17 +672,20 @@ def _normalised_window(
     vv: np.ndarray,
     rel: np.ndarray,
     tgt: np.ndarray,
-    level: np.ndarray,
-    slope: np.ndarray,
-    scale: np.ndarray,
+    location: tuple[np.ndarray, np.ndarray, np.ndarray],
+    season: np.ndarray | None,
+    period: float | None,
 ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
     """One window's context event, its queries (every channel at every relative time) and
-    their targets, normalised by ``loc(τ) = level + slope·τ`` and ``scale`` per channel."""
+    their targets, normalised by ``loc(τ) = level + slope·τ + s(τ)`` and ``scale`` per
+    channel (``location = (level, slope, scale)``, ``s`` the seasonal pattern, if any)."""
+    level, slope, scale = location
     n_channels = level.size
-    vv = (vv - level[chans] - slope[chans] * tt) / scale[chans]
+    loc = level[chans] + slope[chans] * tt + _seasonal_term(season, tt, chans, period)
+    vv = (vv - loc) / scale[chans]
     rel_q = np.repeat(rel, n_channels)
     chan_q = np.tile(np.arange(n_channels), rel.size)
-    loc_q = level[chan_q] + slope[chan_q] * rel_q
+    loc_q = level[chan_q] + slope[chan_q] * rel_q + _seasonal_term(season, rel_q, chan_q, period)
     scale_q = scale[chan_q]
     return (tt, chans, vv), rel_q, chan_q, (tgt.ravel() - loc_q) / scale_q, loc_q, scale_q
 

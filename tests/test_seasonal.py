@@ -1,0 +1,114 @@
+"""Seasonal windows (``seasonal_period``) against seasons and frequencies written by hand."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from levy_sklearn.forecaster import LevyForecaster
+from levy_sklearn.windows import infer_seasonal_period, series_windows
+
+# One year of monthly effects (mean 0, with an alternating part) on a line.
+EFFECTS = np.array([3.0, 1.0, -2.0, 5.0, 0.0, 1.0, -4.0, 2.0, 2.0, -1.0, -6.0, -1.0])
+
+
+def seasonal_series(t: np.ndarray) -> np.ndarray:
+    return (10.0 + 0.5 * t + EFFECTS[t.astype(int) % 12])[:, None]
+
+
+@pytest.mark.parametrize(
+    ("index", "expected"),
+    [
+        (pd.period_range("2020-01", periods=4, freq="M"), 12.0),
+        (pd.period_range("2020Q1", periods=4, freq="Q"), 4.0),
+        (pd.period_range("2020-01-01", periods=4, freq="D"), 7.0),
+        (pd.period_range("2020-01-01", periods=4, freq="h"), 24.0),
+        (pd.date_range("2020", periods=4, freq="MS"), pd.Timedelta(days=365.2425)),
+        (pd.date_range("2020", periods=4, freq="D"), pd.Timedelta(days=7)),
+        (pd.date_range("2020", periods=4, freq="h"), pd.Timedelta(days=1)),
+        # a regular index without a stored frequency: read from its spacing
+        (pd.DatetimeIndex(["2020-01-01", "2020-01-02", "2020-01-03"]), pd.Timedelta(days=7)),
+        (pd.period_range("2020", periods=4, freq="Y"), None),
+        (pd.date_range("2020", periods=4, freq="2h"), None),
+        (pd.DatetimeIndex(["2020-01-01", "2020-01-02", "2020-01-04"]), None),
+        (pd.RangeIndex(4), None),
+    ],
+)
+def test_infer_seasonal_period(index, expected):
+    assert infer_seasonal_period(index) == expected
+
+
+def test_pure_seasonal_series_is_forecast_exactly_by_the_window_location():
+    # Trend + any 12-step pattern: the window's location (what the network adds to) is the
+    # future itself, and every normalised context value and target is 0.
+    t = np.arange(48.0)
+    v = seasonal_series(t)
+    w = series_windows(
+        [t],
+        [v],
+        [np.array([35.0])],
+        context_length=36,
+        horizon=12,
+        normalization="trend",
+        seasonal_period=12.0,
+    )
+    np.testing.assert_allclose(w.query_loc[0], v[36:, 0], atol=1e-9)
+    np.testing.assert_allclose(w.targets, 0.0, atol=1e-9)
+    np.testing.assert_allclose(w.tokens["values"][w.tokens["mask"]], 0.0, atol=1e-6)
+    # Without the season the targets are the effects a year ago, scaled.
+    plain = series_windows(
+        [t], [v], [np.array([35.0])], context_length=36, horizon=12, normalization="trend"
+    )
+    assert np.abs(plain.targets).max() > 0.5
+
+
+def test_season_is_read_from_irregular_times():
+    # A smooth yearly cycle observed at random times (continuous time, no grid).
+    rng = np.random.default_rng(0)
+    t = np.sort(rng.uniform(0, 48, 60))
+    cycle = 3.0 * np.sin(2 * np.pi * t / 12) + np.cos(4 * np.pi * t / 12)
+    v = (2.0 + cycle)[:, None]
+    w = series_windows(
+        [t],
+        [v],
+        [np.array([t[-1]])],
+        context_length=48,
+        query_times=[np.array([1.0, 6.5])],
+        normalization="mean",
+        seasonal_period=12.0,
+    )
+    future = t[-1] + np.array([1.0, 6.5])
+    expected = 2.0 + 3.0 * np.sin(2 * np.pi * future / 12) + np.cos(4 * np.pi * future / 12)
+    np.testing.assert_allclose(w.query_loc[0], expected, atol=1e-8)
+
+
+def test_context_shorter_than_two_periods_keeps_its_season():
+    t = np.arange(48.0)
+    v = seasonal_series(t)
+    kwargs = dict(context_length=18, horizon=12, normalization="trend")
+    with_period = series_windows([t], [v], [np.array([35.0])], seasonal_period=12.0, **kwargs)
+    without = series_windows([t], [v], [np.array([35.0])], **kwargs)
+    np.testing.assert_array_equal(with_period.query_loc, without.query_loc)
+    np.testing.assert_array_equal(with_period.targets, without.targets)
+
+
+@pytest.mark.parametrize(
+    ("y", "seasonal_period", "expected"),
+    [
+        (pd.Series(np.arange(40.0), pd.period_range("2000-01", periods=40, freq="M")), "auto", 12),
+        (pd.Series(np.arange(40.0)), "auto", None),
+        (pd.Series(np.arange(40.0), pd.period_range("2000-01", periods=40, freq="M")), None, None),
+        (pd.Series(np.arange(40.0), pd.date_range("2000", periods=40, freq="h")), "1D", 24),
+        (pd.Series(np.arange(40.0)), 6, 6),
+    ],
+)
+def test_forecaster_seasonal_period_in_time_units(y, seasonal_period, expected):
+    forecaster = LevyForecaster(seasonal_period=seasonal_period, max_epochs=1, random_state=0)
+    forecaster.fit(y)
+    assert forecaster.seasonal_period_ == expected
+    assert np.isfinite(forecaster.predict(fh=[1, 2]).to_numpy()).all()
+
+
+def test_forecaster_rejects_unreadable_seasonal_period():
+    y = pd.Series(np.arange(40.0), pd.period_range("2000-01", periods=40, freq="M"))
+    with pytest.raises(ValueError, match="seasonal_period='yearly' is not a time span"):
+        LevyForecaster(seasonal_period="yearly", max_epochs=1).fit(y)
