@@ -119,6 +119,14 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         feature and the output layer's learned prior (the answer when nothing is observed)
         learns the spread of ``y`` itself, so σ grows as features go missing. ``0`` trains
         on the rows as given.
+    noise_head : bool, default=True
+        Add a learned, input-dependent noise variance to the Lévy output layer's variance
+        (σ² = Lévy variance + noise variance): a variance head, as in the softmax twin, on
+        the Lévy layer's expected output. The Lévy variance says how much was observed and
+        how far the observations disagree; the head models the noise around the target,
+        which it does not, and which is what ranks errors on dense rows. The head never
+        enters the evidence. ``False``: σ is the Lévy layer's alone. No effect with
+        ``attention="softmax"``, whose variance always is such a head.
     warm_start : bool, default=False
         If ``True`` and the estimator is fitted, ``fit`` continues training the fitted
         network on the rows it is given (e.g. new rows) for ``max_epochs`` more epochs,
@@ -208,6 +216,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         **LevyHyperparameters._parameter_constraints,
         "feature_times": ["array-like", None],
         "positional_keys": ["boolean"],
+        "noise_head": ["boolean"],
         "warm_start": ["boolean"],
     }
 
@@ -231,6 +240,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         feature_times: ArrayLike | None = None,
         positional_keys: bool = True,
         observation_dropout: float = 0.5,
+        noise_head: bool = True,
         device: str = "cpu",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -253,6 +263,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         self.feature_times = feature_times
         self.positional_keys = positional_keys
         self.observation_dropout = observation_dropout
+        self.noise_head = noise_head
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
@@ -376,6 +387,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             n_targets=self.n_targets_,
             positional_keys=bool(self.positional_keys),
             token_dropout=float(self.observation_dropout),
+            noise_head=bool(self.noise_head),
             recipe="rows",
             n_rows=len(X),
             **params,
