@@ -341,7 +341,9 @@ def main() -> None:
         "Spearman(evidence, |error|) < 0 at p < 0.05 in every seed (claim 6a's rule with "
         "two seeds). Diagnostics (medians over cells): `rho_disagreement_term`, "
         "`rho_prior_terms`: Spearman with |error| of `Σ_h ψ(Λ_h) D_h` and of the rest of σ² "
-        "(prior spread and switch term); `disagreement_share`: the first's share of σ².",
+        "(prior spread and switch term); `disagreement_share`: the first's share of σ²; "
+        "`rho_noise_term`, `noise_share`: the same for the noise head's variance (variants "
+        "with `noise_head`, whose `rho_prior_terms` is taken on the Lévy variance alone).",
         "",
         summary.to_markdown(floatfmt=".3f"),
         "",

@@ -90,7 +90,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     by default). ``NaN`` means "not observed" and removes the token; nothing is imputed. The
     network's output layer is a Lévy cross-attention (a Poisson random measure over the
     tokens) followed by an affine readout, so one deterministic forward pass gives the mean
-    and the exact variance of that layer given the (expected) encoder below it, and two
+    and the exact variance of that layer given the (expected) encoder below it (plus, with
+    ``noise_head``, a learned noise variance), and two
     diagnostics explaining it: the *evidence* (expected number of supporting points; low when
     too little was observed) and the *disagreement* (spread of the attended values; high when
     the observations conflict).
@@ -180,9 +181,10 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     at ``lr=5e-3`` for 40 epochs of 64 rows, no validation split) were chosen on
     scikit-learn's diabetes data (R² level with ``RidgeCV`` over 20 random splits) and on
     synthetic data whose noise grows with a feature or whose features are hidden at random
-    (σ ranks the errors); 4 heads (value width 8) and ``observation_dropout=0.5`` by the
-    ablation in ``benchmarks/results/ablation_sigma.md`` (claims cells, seeds other than the
-    reported ones: σ ranked errors best and stayed calibrated as features went missing); a
+    (σ ranks the errors); 4 heads (value width 8), ``observation_dropout=0.5`` and
+    ``noise_head=True`` by the ablation in ``benchmarks/results/ablation_sigma.md`` (claims
+    cells, seeds other than the reported ones: σ ranked errors best and stayed calibrated as
+    features went missing); a
     fit of a few hundred rows takes about two seconds on one CPU core. Early stopping on a
     held-out share of such small data cost more accuracy than it saved, so it is off by
     default: set ``validation_fraction`` (and ``patience``) for larger data. Beyond about
@@ -594,6 +596,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             observations conflict. Both are shaped like ``mean``.
             ``evidence_per_head``, ``disagreement_per_head``: the same per head, with a
             trailing head axis. For ``attention="softmax"`` evidence and disagreement are 0.
+            With ``noise_head=True``, ``std²`` also holds the noise head's variance, which
+            neither evidence nor disagreement reflect (it is not broken out).
 
         Examples
         --------
