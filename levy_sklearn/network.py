@@ -114,8 +114,9 @@ class LevyNet(nn.Module):
     read by query tokens (target channel embedding + time encoding of the target time). The last
     layer is a Lévy cross-attention followed only by an affine readout per target, so the
     returned variance is the exact variance of that stochastic layer given the (expected)
-    encoder below it. Only observed tokens are keys of the output layer, so its evidence ``Λ``
-    counts observations and nothing else; when little or nothing was observed, the output
+    encoder below it (plus, with ``noise_head``, a learned noise variance). Only observed
+    tokens are keys of the output layer, so its evidence ``Λ`` counts observations and
+    nothing else; when little or nothing was observed, the output
     moves to the layer's learned prior ``N(m₀, S₀)`` (a function of the query's target and
     time, never of the observations), whose spread is what the network has learned "knowing
     nothing" costs. During training, ``token_dropout`` hides random subsets of the observed
