@@ -65,21 +65,22 @@ GRID = {
 TWIN = "softmax twin (variance head)"
 TWIN_NLL = "softmax twin, nll (variance head)"
 MC_HEAD = "mc_dropout+head"
+FINDINGS = "## Findings"
 #: The twin (and its mc_dropout+head) each variant is compared with, by the variant's loss:
 #: the claims benchmark trains every method with the same loss, so a Lévy variant trained on
 #: the NLL meets a twin trained on the NLL.
 REFERENCE = {"crps": (TWIN, MC_HEAD), "nll": (TWIN_NLL, f"{MC_HEAD}, nll")}
 # The output heads' initial rates (LevyNet's ``rate``, which the regressor does not expose, set
-# through the skorch net's ``module__`` parameters) and the loss are spelled out in every
-# variant, so that the table reproduces whatever the defaults are. The regressor's: rates
-# 1 … 1000 and the CRPS.
+# through the skorch net's ``module__`` parameters), the loss and ``noise_head`` (False unless
+# a variant says otherwise, see run_cell) are spelled out, so that the table reproduces
+# whatever the defaults are. The regressor's: rates 1 … 1000, the CRPS and the noise head.
 SPREAD = [1.0, 10.0, 100.0, 1000.0]
 #: name -> LevyAttentionRegressor parameters (``module__*``: LevyNet's) on top of the claims
 #: NETWORK; the first is the twin every variant is compared with.
 VARIANTS = {
     TWIN: {"attention": "softmax", "loss": "crps"},
     TWIN_NLL: {"attention": "softmax", "loss": "nll"},
-    "rates 1…1000, crps (the default)": {"loss": "crps", "module__rate": SPREAD},
+    "rates 1…1000, crps": {"loss": "crps", "module__rate": SPREAD},
     "rates 1…1000, nll": {"loss": "nll", "module__rate": SPREAD},
     "rates 1…1000, crps, count prior": {
         "loss": "crps",
@@ -116,6 +117,28 @@ VARIANTS = {
     },
     "rates 1…10, nll": {"loss": "nll", "module__rate": [1.0, 2.154, 4.642, 10.0]},
     "equal rates 0.3, nll": {"loss": "nll", "module__rate": 0.3},
+    # A noise variance that does not come from the Lévy layer (the regressor's noise_head:
+    # the twin's variance head on E[Y]), added to the Lévy variance; evidence is untouched.
+    "rates 1…1000, crps, noise head (the default)": {
+        "loss": "crps",
+        "module__rate": SPREAD,
+        "noise_head": True,
+    },
+    "rates 1…1000, nll, noise head": {
+        "loss": "nll",
+        "module__rate": SPREAD,
+        "noise_head": True,
+    },
+    "equal rates, crps, noise head": {
+        "loss": "crps",
+        "module__rate": 1.0,
+        "noise_head": True,
+    },
+    "equal rates, nll, noise head": {
+        "loss": "nll",
+        "module__rate": 1.0,
+        "noise_head": True,
+    },
 }
 
 
@@ -139,7 +162,7 @@ def _scores(y, mean, std) -> dict[str, float]:
     )
 
 
-def run_cell(name: str, raw, keep: float, seed: int) -> list[dict]:
+def run_cell(name: str, raw, keep: float, seed: int, variants: list[str]) -> list[dict]:
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore")
     data, times = make_cell_data(name, raw, keep, seed, GRID["caps"])
@@ -149,11 +172,14 @@ def run_cell(name: str, raw, keep: float, seed: int) -> list[dict]:
     floor = 1e-9 * float(np.std(y_tr) or 1.0)
     cell = dict(dataset=name, keep=keep, seed=seed)
     rows = []
-    for variant, params in VARIANTS.items():
+    for variant in variants:
+        params = VARIANTS[variant]
         # The regressor builds its net with regressor.make_levy_net: swap in one that also
         # sets the variant's LevyNet options (this worker process only).
         regressor.make_levy_net = _with_module(params)
-        params = {k: v for k, v in params.items() if not k.startswith("module__")}
+        params = {"noise_head": False} | {
+            k: v for k, v in params.items() if not k.startswith("module__")
+        }
         model = LevyAttentionRegressor(
             **{**NETWORK, **params},
             max_epochs=GRID["max_epochs"],
@@ -177,15 +203,38 @@ def run_cell(name: str, raw, keep: float, seed: int) -> list[dict]:
             errors = np.abs(y_te - why.mean)
             lam = torch.as_tensor(why.evidence_per_head, dtype=torch.float64)
             term = (psi(lam).numpy() * why.disagreement_per_head).sum(-1)
+            variance = np.maximum(why.std**2, floor**2)
+            levy = _levy_variance(model, X_te, why.std**2)
+            noise = why.std**2 - levy
             row.update(
                 spearman_evidence=spearman_uncertainty(errors, why.evidence),
                 p_evidence=_spearman_p_less(errors, why.evidence),
                 rho_disagreement_term=spearman_uncertainty(errors, term),
-                rho_prior_terms=spearman_uncertainty(errors, np.maximum(why.std**2 - term, 0.0)),
-                disagreement_share=float(np.mean(term / np.maximum(why.std**2, floor**2))),
+                rho_prior_terms=spearman_uncertainty(errors, np.maximum(levy - term, 0.0)),
+                disagreement_share=float(np.mean(term / variance)),
+                rho_noise_term=(
+                    spearman_uncertainty(errors, noise) if noise.any() else float("nan")
+                ),
+                noise_share=float(np.mean(noise / variance)),
             )
         rows.append(row)
     return rows
+
+
+def _levy_variance(model, X, variance):
+    """The Lévy layer's own variance: ``variance`` less the noise head's, where there is one.
+
+    A diagnostic only (no public route): the fitted module's head is switched off for one
+    prediction.
+    """
+    module = model.net_.module_
+    if not module.noise_head:
+        return variance
+    module.noise_head = False
+    try:
+        return model.predict_uncertainty(X).std ** 2
+    finally:
+        module.noise_head = True
 
 
 def summarise(table: pd.DataFrame) -> pd.DataFrame:
@@ -222,6 +271,8 @@ def summarise(table: pd.DataFrame) -> pd.DataFrame:
             "rho_disagreement_term": own.get("rho_disagreement_term", pd.Series()).median(),
             "rho_prior_terms": own.get("rho_prior_terms", pd.Series()).median(),
             "disagreement_share": own.get("disagreement_share", pd.Series()).median(),
+            "rho_noise_term": own.get("rho_noise_term", pd.Series()).median(),
+            "noise_share": own.get("noise_share", pd.Series()).median(),
             "fit_s": own.fit_s.mean(),
         }
     return pd.DataFrame(out).T
@@ -235,18 +286,27 @@ def main() -> None:
         help="rewrite the report from a saved ablation_sigma.csv (e.g. runs of subsets of "
         "VARIANTS, concatenated) instead of running",
     )
+    parser.add_argument(
+        "--only",
+        help="run only the variants whose name contains this text and merge their rows into "
+        "the saved ablation_sigma.csv (replacing earlier rows of the same variants)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     start = time.perf_counter()
     if args.table:
         table = pd.read_csv(args.table)
     else:
+        variants = [v for v in VARIANTS if args.only is None or args.only in v]
         raw = {name: DATASETS[name].load() for name in GRID["datasets"]}
         jobs = [(n, k, s) for k in GRID["keeps"] for n in GRID["datasets"] for s in GRID["seeds"]]
         parts = Parallel(n_jobs=args.workers)(
-            delayed(run_cell)(n, raw[n], k, s) for n, k, s in jobs
+            delayed(run_cell)(n, raw[n], k, s, variants) for n, k, s in jobs
         )
         table = pd.DataFrame([row for part in parts for row in part])
+        if args.only is not None:
+            saved = pd.read_csv(RESULTS / "ablation_sigma.csv")
+            table = pd.concat([saved[~saved.variant.isin(table.variant)], table])
     summary = summarise(table)
     n_cells = table[["dataset", "keep"]].drop_duplicates().shape[0]
     n_sparse = table[table.keep <= 0.2][["dataset", "keep"]].drop_duplicates().shape[0]
@@ -258,10 +318,10 @@ def main() -> None:
         "# Ablation: what makes the Lévy σ rank errors",
         "",
         (
-            f"Rewritten by `python benchmarks/ablation_sigma.py --table {args.table}` from runs "
-            "of `OMP_NUM_THREADS=1 python benchmarks/ablation_sigma.py --workers 2` on subsets "
-            "of the variants (fixed seeds, one thread: a full run reproduces every row"
-            if args.table
+            "Merged from runs of `OMP_NUM_THREADS=1 python benchmarks/ablation_sigma.py "
+            "--workers 2 [--only TEXT]` on subsets of the variants (fixed seeds, one thread: a "
+            "full run reproduces every row"
+            if args.table or args.only
             else f"Produced by `OMP_NUM_THREADS=1 python benchmarks/ablation_sigma.py --workers "
             f"{args.workers}` ({elapsed:.1f} min"
         )
@@ -281,7 +341,9 @@ def main() -> None:
         "Spearman(evidence, |error|) < 0 at p < 0.05 in every seed (claim 6a's rule with "
         "two seeds). Diagnostics (medians over cells): `rho_disagreement_term`, "
         "`rho_prior_terms`: Spearman with |error| of `Σ_h ψ(Λ_h) D_h` and of the rest of σ² "
-        "(prior spread and switch term); `disagreement_share`: the first's share of σ².",
+        "(prior spread and switch term); `disagreement_share`: the first's share of σ²; "
+        "`rho_noise_term`, `noise_share`: the same for the noise head's variance (variants "
+        "with `noise_head`, whose `rho_prior_terms` is taken on the Lévy variance alone).",
         "",
         summary.to_markdown(floatfmt=".3f"),
         "",
@@ -291,7 +353,12 @@ def main() -> None:
         "",
     ]
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ablation_sigma.md").write_text("\n".join(lines))
+    report = RESULTS / "ablation_sigma.md"
+    # Findings are written by hand under their heading; rewriting the tables keeps them.
+    old = report.read_text() if report.exists() else ""
+    if FINDINGS in old:
+        lines += [old[old.index(FINDINGS) :].rstrip("\n"), ""]
+    report.write_text("\n".join(lines))
     table.to_csv(RESULTS / "ablation_sigma.csv", index=False)
     print("\n".join(lines))
 

@@ -632,7 +632,9 @@ class LevyAttention(nn.Module):
         bias: Tensor,
         query_channels: Tensor,
         query_times: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        *,
+        expect: tuple[Tensor, Tensor] | None = None,
+    ) -> tuple[Tensor, ...]:
         """Exact mean and variance of a per-target affine readout of this layer.
 
         Query ``i`` reads its target ``c_i`` through ``u_i = Σ_h weight[c_i, h]ᵀ Y_ih +
@@ -653,6 +655,11 @@ class LevyAttention(nn.Module):
             ``(B, Q)`` long, the target of every query.
         query_times : Tensor, optional
             As in :meth:`moments`.
+        expect : (Tensor, Tensor), optional
+            ``(T', H, d)`` weights and ``(T',)`` biases of a second per-target affine
+            readout, of which only the expectation ``E[u'] = Σ_h weight'[c_i, h]ᵀ E[Y_ih] +
+            bias'[c_i]`` is needed (e.g. the input of a variance head); the fused path gets
+            it from the same kernel calls.
 
         Returns
         -------
@@ -660,6 +667,8 @@ class LevyAttention(nn.Module):
             ``(B, Q)``.
         evidence, disagreement : Tensor
             ``(B, Q, H)``: ``Λ`` and the projected disagreement of every head.
+        expected : Tensor
+            Only with ``expect``: ``E[u']``, ``(B, Q)``.
 
         Examples
         --------
@@ -678,20 +687,29 @@ class LevyAttention(nn.Module):
             mean, variance, disagreement = readout_moments(
                 m, weight[query_channels], bias[query_channels]
             )
-            return mean, variance, m.evidence.transpose(1, 2), disagreement
+            out = (mean, variance, m.evidence.transpose(1, 2), disagreement)
+            if expect is None:
+                return out
+            w, b = expect[0][query_channels], expect[1][query_channels]
+            return (*out, torch.einsum("bhqd,bqhd->bq", m.mean, w) + b)
         q, k, v, beta = self._project(query, keys)
         mask = self._bias(keys, query_times, q)
         # Every key's value seen through every target's readout, s (B, H, L, T), shifted by the
         # first key's (ref) so that Σ a s² − (Σ a s)² cancels little. The kernel averages s and
         # s² like values, head_dim columns per call (it needs equal head sizes), and returns
         # the logsumexp that gives Λ; wᵀμ = ref + Σ a (s − ref), so μ itself is never formed.
+        # The expect readout's values, v through its weights, ride along in spare columns.
         s = torch.einsum("bhld,thd->bhlt", v, weight)
         ref = s[:, :, :1]
         n_targets, d = s.shape[-1], v.shape[-1]
-        columns = s.new_empty(*s.shape[:3], -(-2 * n_targets // d) * d)
+        n_expect = 0 if expect is None else expect[0].shape[0]
+        used = 2 * n_targets + n_expect
+        columns = s.new_empty(*s.shape[:3], -(-used // d) * d)
         shifted = torch.sub(s, ref, out=columns[..., :n_targets])
         torch.mul(shifted, shifted, out=columns[..., n_targets : 2 * n_targets])
-        columns[..., 2 * n_targets :] = 0.0
+        if expect is not None:
+            columns[..., 2 * n_targets : used] = torch.einsum("bhld,thd->bhlt", v, expect[0])
+        columns[..., used:] = 0.0
         parts = [
             _FLASH_CPU(q, k, part, 0.0, False, attn_mask=mask, scale=1.0)
             for part in columns.split(d, dim=-1)
@@ -702,11 +720,19 @@ class LevyAttention(nn.Module):
         second = averaged[..., n_targets : 2 * n_targets].gather(-1, index[..., None])[..., 0]
         disagreement = (second - first * first).clamp(min=0.0)
         centre = first + ref[:, :, 0].gather(-1, index)  # wᵀμ
-        prior_mean, prior_spread = _project_prior(*self.prior(query, keys), weight[query_channels])
+        prior = self.prior(query, keys)
+        prior_mean, prior_spread = _project_prior(*prior, weight[query_channels])
         evidence = self._log_evidence(parts[0][1], beta).exp()
-        return _readout_heads(
+        out = _readout_heads(
             centre, prior_mean, prior_spread, evidence, disagreement, bias[query_channels]
         )
+        if expect is None:
+            return out
+        # E[u'] per head: (1 − p₀) w'ᵀμ + p₀ w'ᵀm₀, summed over heads, plus the bias.
+        centre = averaged[..., 2 * n_targets : used].gather(-1, index[..., None])[..., 0]
+        prior_mean = _project_prior(*prior, expect[0][query_channels])[0]
+        expected = torch.lerp(centre, prior_mean, torch.exp(-evidence)).sum(1)
+        return (*out, expected + expect[1][query_channels])
 
     @torch.no_grad()
     def sample(

@@ -114,8 +114,9 @@ class LevyNet(nn.Module):
     read by query tokens (target channel embedding + time encoding of the target time). The last
     layer is a Lévy cross-attention followed only by an affine readout per target, so the
     returned variance is the exact variance of that stochastic layer given the (expected)
-    encoder below it. Only observed tokens are keys of the output layer, so its evidence ``Λ``
-    counts observations and nothing else; when little or nothing was observed, the output
+    encoder below it (plus, with ``noise_head``, a learned noise variance). Only observed
+    tokens are keys of the output layer, so its evidence ``Λ`` counts observations and
+    nothing else; when little or nothing was observed, the output
     moves to the layer's learned prior ``N(m₀, S₀)`` (a function of the query's target and
     time, never of the observations), whose spread is what the network has learned "knowing
     nothing" costs. During training, ``token_dropout`` hides random subsets of the observed
@@ -169,6 +170,14 @@ class LevyNet(nn.Module):
     count_prior : bool, default=False
         Let the output layer's prior ``(m₀, S₀)`` also depend on how many tokens a query
         sees (see :class:`~levy_sklearn.attention.LevyAttention`); never its evidence.
+    noise_head : bool, default=False
+        Add a learned, input-dependent noise variance to the Lévy layer's: ``σ² = Var[u] +
+        softplus(wₙᵀ E[Y] + bₙ)`` per target, the softmax twin's variance head read off the
+        Lévy layer's expected output ``E[Y]`` (what the readout sees). It models noise
+        around the target, which the Lévy variance (the precision of what was observed plus
+        the prior's spread) does not; it never enters the evidence ``Λ`` or the attention
+        weights, and :meth:`sample` adds it as independent Gaussian noise. The softmax twin
+        always has this head: it is its whole variance.
 
     Examples
     --------
@@ -201,6 +210,7 @@ class LevyNet(nn.Module):
         positional_keys: bool = False,
         token_dropout: float = 0.0,
         count_prior: bool = False,
+        noise_head: bool = False,
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
@@ -213,6 +223,7 @@ class LevyNet(nn.Module):
         self.n_targets = n_targets
         self.positional_keys = positional_keys
         self.token_dropout = token_dropout
+        self.noise_head = noise_head and attention == "levy"
         if positional_keys:
             # Per-channel direction along which a token's value moves its key; zero at the
             # start, so keys begin purely positional and acquire value-dependence only where
@@ -263,7 +274,8 @@ class LevyNet(nn.Module):
             torch.randn(n_targets, n_heads, head_dim) / math.sqrt(d_model)
         )
         self.readout_bias = nn.Parameter(torch.zeros(n_targets))
-        if attention == "softmax":
+        if attention == "softmax" or self.noise_head:
+            # Built last, so that without it every other parameter starts where it did.
             self.variance_head = nn.Linear(d_model, n_targets)
         # The output layer's readout, chosen once: the Lévy layer's closed-form moments, or the
         # softmax twin's attention output and variance head.
@@ -322,10 +334,29 @@ class LevyNet(nn.Module):
         self, q: Tensor, keys: KeySet, query_times: Tensor, query_channels: Tensor
     ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         # Evidence counts observations only: no learned token is a key of the Lévy layer.
-        mean, variance, evidence, disagreement = self.cross.readout(
-            q, keys, self.readout_weight, self.readout_bias, query_channels, query_times
+        head = None
+        if self.noise_head:
+            # The variance head reads E[Y], which is linear in the layer: its logit is the
+            # expectation of a second affine readout, computed alongside the first.
+            shape = self.readout_weight.shape
+            head = (self.variance_head.weight.view(shape), self.variance_head.bias)
+        mean, variance, evidence, disagreement, *logit = self.cross.readout(
+            q,
+            keys,
+            self.readout_weight,
+            self.readout_bias,
+            query_channels,
+            query_times,
+            expect=head,
         )
+        if logit:
+            variance = variance + F.softplus(logit[0])
         return mean, variance + _VAR_FLOOR, evidence, disagreement
+
+    def _head_variance(self, y: Tensor, query_channels: Tensor) -> Tensor:
+        """The variance head's ``softplus(wₜᵀ y + bₜ)`` ``(B, Q)`` for each query's target."""
+        logit = torch.gather(self.variance_head(y), -1, query_channels.unsqueeze(-1))
+        return F.softplus(logit.squeeze(-1))
 
     def _softmax_readout(
         self, q: Tensor, keys: KeySet, query_times: Tensor, query_channels: Tensor
@@ -344,9 +375,8 @@ class LevyNet(nn.Module):
         y = self.cross(q, keys, query_times)
         heads = y.view(*y.shape[:2], *weight.shape[2:])
         mean = (heads * weight).sum((-1, -2)) + bias
-        var_logit = torch.gather(self.variance_head(y), -1, query_channels.unsqueeze(-1))
         zeros = mean.new_zeros(*mean.shape, weight.shape[2])
-        return mean, F.softplus(var_logit.squeeze(-1)) + _VAR_FLOOR, zeros, zeros
+        return mean, self._head_variance(y, query_channels) + _VAR_FLOOR, zeros, zeros
 
     def _drop_tokens(self, mask: Tensor) -> Tensor:
         """Training only: thin the observed tokens of a random ``token_dropout`` share of rows."""
@@ -428,7 +458,8 @@ class LevyNet(nn.Module):
 
         The sampler baseline: the encoder runs once in expectation, the last layer draws
         ``n_samples`` outputs by its definition (see :meth:`LevyAttention.sample`), and the
-        affine readout maps them to targets.
+        affine readout maps them to targets; with ``noise_head`` each draw also gets
+        independent ``N(0, noise variance)`` noise.
 
         Parameters
         ----------
@@ -467,4 +498,10 @@ class LevyNet(nn.Module):
             q, keys, query_times, n_samples=n_samples, generator=generator
         )  # (S, B, H, Q, d)
         weight = self.readout_weight[query_channels]  # (B, Q, H, d)
-        return torch.einsum("sbhqd,bqhd->sbq", draws, weight) + self.readout_bias[query_channels]
+        out = torch.einsum("sbhqd,bqhd->sbq", draws, weight) + self.readout_bias[query_channels]
+        if self.noise_head:
+            y = self.cross(q, keys, query_times)  # E[Y], as the readout's expect sees it
+            std = self._head_variance(y, query_channels).sqrt()
+            noise = torch.randn(out.shape, dtype=out.dtype, device=out.device, generator=generator)
+            out = out + std * noise
+        return out

@@ -90,7 +90,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     by default). ``NaN`` means "not observed" and removes the token; nothing is imputed. The
     network's output layer is a Lévy cross-attention (a Poisson random measure over the
     tokens) followed by an affine readout, so one deterministic forward pass gives the mean
-    and the exact variance of that layer given the (expected) encoder below it, and two
+    and the exact variance of that layer given the (expected) encoder below it (plus, with
+    ``noise_head``, a learned noise variance), and two
     diagnostics explaining it: the *evidence* (expected number of supporting points; low when
     too little was observed) and the *disagreement* (spread of the attended values; high when
     the observations conflict).
@@ -119,6 +120,14 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         feature and the output layer's learned prior (the answer when nothing is observed)
         learns the spread of ``y`` itself, so σ grows as features go missing. ``0`` trains
         on the rows as given.
+    noise_head : bool, default=True
+        Add a learned, input-dependent noise variance to the Lévy output layer's variance
+        (σ² = Lévy variance + noise variance): a variance head, as in the softmax twin, on
+        the Lévy layer's expected output. The Lévy variance says how much was observed and
+        how far the observations disagree; the head models the noise around the target,
+        which it does not, and which is what ranks errors on dense rows. The head never
+        enters the evidence. ``False``: σ is the Lévy layer's alone. No effect with
+        ``attention="softmax"``, whose variance always is such a head.
     warm_start : bool, default=False
         If ``True`` and the estimator is fitted, ``fit`` continues training the fitted
         network on the rows it is given (e.g. new rows) for ``max_epochs`` more epochs,
@@ -172,9 +181,10 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     at ``lr=5e-3`` for 40 epochs of 64 rows, no validation split) were chosen on
     scikit-learn's diabetes data (R² level with ``RidgeCV`` over 20 random splits) and on
     synthetic data whose noise grows with a feature or whose features are hidden at random
-    (σ ranks the errors); 4 heads (value width 8) and ``observation_dropout=0.5`` by the
-    ablation in ``benchmarks/results/ablation_sigma.md`` (claims cells, seeds other than the
-    reported ones: σ ranked errors best and stayed calibrated as features went missing); a
+    (σ ranks the errors); 4 heads (value width 8), ``observation_dropout=0.5`` and
+    ``noise_head=True`` by the ablation in ``benchmarks/results/ablation_sigma.md`` (claims
+    cells, seeds other than the reported ones: σ ranked errors best and stayed calibrated as
+    features went missing); a
     fit of a few hundred rows takes about two seconds on one CPU core. Early stopping on a
     held-out share of such small data cost more accuracy than it saved, so it is off by
     default: set ``validation_fraction`` (and ``patience``) for larger data. Beyond about
@@ -208,6 +218,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         **LevyHyperparameters._parameter_constraints,
         "feature_times": ["array-like", None],
         "positional_keys": ["boolean"],
+        "noise_head": ["boolean"],
         "warm_start": ["boolean"],
     }
 
@@ -231,6 +242,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         feature_times: ArrayLike | None = None,
         positional_keys: bool = True,
         observation_dropout: float = 0.5,
+        noise_head: bool = True,
         device: str = "cpu",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -253,6 +265,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         self.feature_times = feature_times
         self.positional_keys = positional_keys
         self.observation_dropout = observation_dropout
+        self.noise_head = noise_head
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
@@ -376,6 +389,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             n_targets=self.n_targets_,
             positional_keys=bool(self.positional_keys),
             token_dropout=float(self.observation_dropout),
+            noise_head=bool(self.noise_head),
             recipe="rows",
             n_rows=len(X),
             **params,
@@ -582,6 +596,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             observations conflict. Both are shaped like ``mean``.
             ``evidence_per_head``, ``disagreement_per_head``: the same per head, with a
             trailing head axis. For ``attention="softmax"`` evidence and disagreement are 0.
+            With ``noise_head=True``, ``std²`` also holds the noise head's variance, which
+            neither evidence nor disagreement reflect (it is not broken out).
 
         Examples
         --------

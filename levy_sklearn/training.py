@@ -562,6 +562,7 @@ def make_levy_net(
     lookback: float = 4.0,
     positional_keys: bool = False,
     token_dropout: float = 0.0,
+    noise_head: bool = False,
 ) -> LevyNeuralNet:
     """Build (not train) the skorch net for given flat hyperparameters.
 
@@ -608,6 +609,9 @@ def make_levy_net(
         See :class:`~levy_sklearn.network.LevyNet`.
     token_dropout : float, default=0.0
         Share of training rows whose observed tokens are thinned at random (see
+        :class:`~levy_sklearn.network.LevyNet`).
+    noise_head : bool, default=False
+        Add the learned noise variance to the Lévy variance (see
         :class:`~levy_sklearn.network.LevyNet`).
 
     Returns
@@ -663,6 +667,7 @@ def make_levy_net(
         module__rate=rate,
         module__positional_keys=positional_keys,
         module__token_dropout=token_dropout,
+        module__noise_head=noise_head,
         criterion=GaussianScore,
         criterion__loss=loss,
         optimizer=torch.optim.AdamW,

@@ -241,13 +241,24 @@ def test_fused_readout_equals_materialised_readout(seed):
     weight = torch.randn(5, 2, 3, generator=g, dtype=torch.float64)
     bias = torch.randn(5, generator=g, dtype=torch.float64)
     channels = torch.randint(0, 5, q.shape[:2], generator=g)
+    # A second readout of which only the expectation is asked for (4 more columns).
+    expect = (
+        torch.randn(4, 2, 3, generator=g, dtype=torch.float64),
+        torch.randn(4, generator=g, dtype=torch.float64),
+    )
     m = layer.moments(q, KeySet(kv, kv, kt, mask), qt)
     mean, var, dis = readout_moments(m, weight[channels], bias[channels])
-    with torch.no_grad():
-        fused = layer.readout(q, KeySet(kv, kv, kt, mask), weight, bias, channels, qt)
+    expected = readout_moments(m, expect[0][channels % 4], expect[1][channels % 4])[0]
     reference = (mean, var, m.evidence.transpose(1, 2), dis)
+    keys = KeySet(kv, kv, kt, mask)
+    with torch.no_grad():
+        fused = layer.readout(q, keys, weight, bias, channels, qt)
+        fused_expect = layer.readout(q, keys, weight, bias, channels % 4, qt, expect=expect)
     for got, want in zip(fused, reference, strict=True):
         torch.testing.assert_close(got, want.detach(), rtol=1e-9, atol=1e-12)
+    plain_expect = layer.readout(q, keys, weight, bias, channels % 4, qt, expect=expect)
+    for got in (fused_expect[-1], plain_expect[-1]):
+        torch.testing.assert_close(got, expected.detach(), rtol=1e-9, atol=1e-12)
 
 
 def test_padded_keys_change_nothing():

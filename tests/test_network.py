@@ -80,9 +80,12 @@ def test_same_seed_same_outputs_different_seed_different():
     assert not torch.equal(a[0], c[0])
 
 
-@pytest.mark.parametrize("count_prior", [False, True])
-def test_variance_is_exact_variance_of_sampled_output_layer(count_prior):
-    net = make_net(5, n_windowed_heads=2, count_prior=count_prior)
+@pytest.mark.parametrize(
+    "options", [{}, {"count_prior": True}, {"noise_head": True}], ids=["plain", "count", "noise"]
+)
+def test_variance_is_exact_variance_of_sampled_output_layer(options):
+    count_prior = options.get("count_prior", False)
+    net = make_net(5, n_windowed_heads=2, **options)
     with torch.no_grad():
         net.cross.log_rate.fill_(math.log(0.7))  # moderate evidence: both terms matter
         net.cross.prior_mean.normal_()
@@ -99,6 +102,43 @@ def test_variance_is_exact_variance_of_sampled_output_layer(count_prior):
     dev = (draws - mean).pow(2)
     floor = 1e-6  # LevyNet adds this to every variance
     assert ((dev.mean(0) - (var - floor)).abs() <= 4 * dev.std(0) / math.sqrt(n) + 1e-12).all()
+
+
+def test_noise_head_adds_its_variance_and_leaves_the_levy_layer_alone():
+    plain, noisy = (
+        make_net(7, n_windowed_heads=2),
+        make_net(7, n_windowed_heads=2, noise_head=True),
+    )
+    # The head is built last: every other parameter starts where it does without it.
+    for name, value in plain.state_dict().items():
+        assert torch.equal(value, noisy.state_dict()[name])
+    batch = make_batch(7)
+    mean, var, evidence, disagreement = plain(**batch)
+    n_mean, n_var, n_evidence, n_disagreement = noisy(**batch)
+    for a, b in ((mean, n_mean), (evidence, n_evidence), (disagreement, n_disagreement)):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    # Reference: softplus of the head on E[Y] from the layer's materialised moments.
+    keys = noisy._memory(batch["times"], batch["channels"], batch["values"], batch["mask"])
+    q = noisy._queries(batch["query_times"], batch["query_channels"])
+    expected_y = noisy.cross.moments(q, keys, batch["query_times"]).mean  # (B, H, Q, d)
+    expected_y = expected_y.transpose(1, 2).flatten(2)
+    logits = expected_y @ noisy.variance_head.weight.T + noisy.variance_head.bias
+    noise = torch.log1p(torch.exp(logits)).gather(-1, batch["query_channels"][..., None])[..., 0]
+    torch.testing.assert_close(n_var - var, noise, rtol=1e-10, atol=1e-12)
+    assert (noise > 0).all()
+    with torch.no_grad():  # the fused readout, which never forms E[Y]
+        torch.testing.assert_close(noisy(**batch)[1], n_var.detach(), rtol=1e-10, atol=1e-12)
+
+
+def test_noise_head_changes_nothing_in_the_softmax_twin():
+    # The twin's whole variance already is this head.
+    batch = make_batch(8)
+    plain, noisy = (
+        make_net(8, attention="softmax"),
+        make_net(8, attention="softmax", noise_head=True),
+    )
+    for a, b in zip(plain(**batch), noisy(**batch), strict=True):
+        assert torch.equal(a, b)
 
 
 def test_mc_dropout_twin_varies_only_in_train_mode():

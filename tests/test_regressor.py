@@ -237,6 +237,7 @@ def test_softmax_twin_has_no_evidence_or_disagreement():
         ({"validation_fraction": 1.0}, "validation_fraction"),
         ({"patience": 0}, "patience=0"),
         ({"observation_dropout": -0.1}, "observation_dropout"),
+        ({"noise_head": "yes"}, "noise_head='yes' must be an instance of"),
         ({"feature_times": [0.0, 1.0]}, "feature_times has shape \\(2,\\) but X has 4"),
     ],
 )
@@ -312,11 +313,15 @@ def test_symmetric_score_with_the_regressor_as_prefit_estimator(fitted):
 # ---------------------------------------------------------------- acceptance: uncertainty
 
 
-def test_sigma_ranks_errors_when_noise_grows_with_a_feature():
+@pytest.mark.parametrize("noise_head", [True, False])
+def test_sigma_ranks_errors_when_noise_grows_with_a_feature(noise_head):
+    # With or without the noise head (then σ is the Lévy layer's alone).
     rng = np.random.default_rng(0)
     X, y = heteroscedastic_data(1000, rng)
     X_test, y_test = heteroscedastic_data(1000, rng)
-    mean, std = LevyAttentionRegressor(random_state=0).fit(X, y).predict(X_test, return_std=True)
+    reg = LevyAttentionRegressor(noise_head=noise_head, random_state=0).fit(X, y)
+    assert reg.net_.module_.noise_head is noise_head
+    mean, std = reg.predict(X_test, return_std=True)
     assert spearmanr(std, np.abs(y_test - mean))[0] >= 0.3
     # σ follows the true noise scale, which grows with feature 0.
     assert spearmanr(std, X_test[:, 0])[0] >= 0.8
