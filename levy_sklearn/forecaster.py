@@ -15,6 +15,7 @@ training loop in :mod:`levy_sklearn.training`, conformal calibration in
 from __future__ import annotations
 
 import copy
+import numbers
 import warnings
 from collections.abc import Hashable
 from numbers import Integral, Real
@@ -100,6 +101,17 @@ def _instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
             )
         check_magnitude(values, where)
     return series
+
+
+def _as_floats(levels: object) -> object:
+    """Integers in a coverage/alpha argument as floats: sktime's check accepts floats only and
+    fails on an int with ``TypeError: 'int' object is not iterable``, where ``coverage=1``
+    deserves its clear "must lie in the open interval (0, 1)" error."""
+
+    def as_float(a: object) -> object:
+        return float(a) if isinstance(a, numbers.Real) and not isinstance(a, bool) else a
+
+    return [as_float(a) for a in levels] if isinstance(levels, list) else as_float(levels)
 
 
 def _compatible_kinds(a: str, b: str) -> bool:
@@ -948,6 +960,72 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         rows, mean, var = self._calibrated_moments(fh)
         columns = self._get_columns("predict")
         return Normal(mu=mean, sigma=np.sqrt(var), index=rows, columns=columns)
+
+    def predict_interval(self, fh=None, X=None, coverage=0.90):
+        """Central prediction intervals: quantiles of :meth:`predict_proba`'s Normal.
+
+        sktime derives them from ``_predict_proba``; this override only reads integer
+        coverages as floats, which sktime's check refuses with a ``TypeError``.
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+        coverage : float or list of float, default=0.90
+            Nominal coverage(s), each strictly between 0 and 1 (ints are read as floats).
+
+        Returns
+        -------
+        pd.DataFrame
+            sktime's interval format: columns ``(variable, coverage, "lower"/"upper")``.
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> intervals = forecaster.predict_interval(fh=[1, 2], coverage=[0.5, 0.9])
+        >>> intervals.shape  # columns (variable, coverage, "lower"/"upper")
+        (2, 4)
+        >>> lower, upper = intervals.xs(0.9, axis=1, level=1).to_numpy().T
+        >>> bool((lower < upper).all())
+        True
+        """
+        return super().predict_interval(fh=fh, X=X, coverage=_as_floats(coverage))
+
+    def predict_quantiles(self, fh=None, X=None, alpha=None):
+        """Quantile forecasts: quantiles of :meth:`predict_proba`'s Normal.
+
+        sktime derives them from ``_predict_proba``; this override only reads integer levels
+        as floats, which sktime's check refuses with a ``TypeError``.
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+        alpha : float or list of float, optional
+            Quantile levels, each strictly between 0 and 1 (ints are read as floats);
+            sktime's default ``[0.05, 0.95]`` when omitted.
+
+        Returns
+        -------
+        pd.DataFrame
+            sktime's quantile format: columns ``(variable, alpha)``.
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> q = forecaster.predict_quantiles(fh=[1, 2], alpha=[0.1, 0.5, 0.9])
+        >>> q.shape, bool((q.iloc[:, 0] < q.iloc[:, 2]).all())
+        ((2, 3), True)
+        """
+        return super().predict_quantiles(fh=fh, X=X, alpha=_as_floats(alpha))
 
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict]:

@@ -22,18 +22,6 @@ def hourly(n=48, tz=None):
     return pd.Series(np.sin(np.arange(n) / 3.0) + 10.0, index=index, name="y")
 
 
-def test_only_private_methods_of_the_sktime_template_are_implemented():
-    """sktime's extension template: the public methods of BaseForecaster (fit, predict,
-    predict_interval, ...) are sktime's own, so its checks and conversions always run."""
-    from sktime.forecasting.base import BaseForecaster
-
-    own = {name for name in vars(LevyForecaster) if not name.startswith("_")}
-    assert own & set(dir(BaseForecaster)) == {"get_test_params"}
-    assert {"_fit", "_predict", "_update", "_predict_var", "_predict_proba"} <= set(
-        vars(LevyForecaster)
-    )
-
-
 @pytest.mark.filterwarnings("ignore:The default of config:FutureWarning")  # sktime's, on Naive
 def test_update_predict_single_keeps_a_series_a_series_like_naive():
     y = hourly(60)
