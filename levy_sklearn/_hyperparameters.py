@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
 from .network import ATTENTION_KINDS
-from .training import LOSSES
+from .training import LOSSES, epoch_budget
 
 # Torch seeds are drawn below this bound (the scikit-learn convention for derived seeds).
 _MAX_SEED = np.iinfo(np.int32).max
@@ -200,6 +200,14 @@ class LevyHyperparameters:
                 f"n_windowed_heads={n_windowed} must be an int between 0 and n_heads={n_heads}"
             )
         return problems
+
+    def _epochs_for(self, n_rows: int) -> int:
+        """Epochs to continue training on ``n_rows`` rows (windows): ``max_epochs`` within
+        ``max_steps`` (see :func:`~levy_sklearn.training.epoch_budget`), as a fresh fit gets
+        them from ``make_levy_net``."""
+        return epoch_budget(
+            n_rows, self.batch_size, self.max_epochs, self.max_steps, self.validation_fraction
+        )
 
     def _draw_seed(self) -> int:
         """A torch seed drawn through ``check_random_state(random_state)``: reproducible for

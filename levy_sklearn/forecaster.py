@@ -33,7 +33,6 @@ from .training import (
     NET_PARAMS,
     LevyNeuralNet,
     continue_levy_net,
-    epoch_budget,
     fit_levy_net,
     make_levy_net,
 )
@@ -640,13 +639,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             windows.tokens,
             windows.targets.astype(np.float32),
             seed,
-            epoch_budget(
-                len(windows.targets),
-                self.batch_size,
-                self.max_epochs,
-                self.max_steps,
-                self.validation_fraction,
-            ),
+            self._epochs_for(len(windows.targets)),
         )
         return self
 

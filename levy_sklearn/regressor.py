@@ -33,7 +33,6 @@ from .training import (
     SAMPLE_WEIGHT,
     LevyNeuralNet,
     continue_levy_net,
-    epoch_budget,
     fit_levy_net,
     make_levy_net,
     predict_in_chunks,
@@ -369,13 +368,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             tokens[SAMPLE_WEIGHT] = weights.astype(np.float32)
         if warm:
             # A trained copy: an interrupted or failed fit leaves the fitted model as it was.
-            epochs = epoch_budget(
-                len(X),
-                self.batch_size,
-                self.max_epochs,
-                self.max_steps,
-                self.validation_fraction,
-            )
+            epochs = self._epochs_for(len(X))
             self.net_ = continue_levy_net(self.net_, tokens, target, seed, epochs)
             self.__dict__.pop("conformal_", None)
             return self
