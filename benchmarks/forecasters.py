@@ -10,8 +10,8 @@ exist, so a part can be re-run alone (``--parts``).
     Loa CO2 (last 72 months) against ``StatsForecastAutoARIMA``, ``StatsForecastAutoETS``,
     ``StatsForecastAutoTheta``, ``ARARForecaster`` and the seasonal ``NaiveForecaster``
     (non-monthly series: the seasonal period only for the naive forecaster, as the classical
-    models are given ``sp=1`` there). On the monthly series LevyForecaster also runs with
-    the opt-in ``seasonal_period="auto"`` (a row of its own). CRPS and MAE (mean over
+    models are given ``sp=1`` there). On the monthly series LevyForecaster also runs without
+    its default season, ``seasonal_period=None`` (a row of its own). CRPS and MAE (mean over
     folds), the pooled and the lowest per-fold coverage of the 90 % interval, and fit +
     predict time as a ratio to AutoARIMA's on the same series.
 ``glucose``
@@ -161,9 +161,9 @@ def backtest(forecaster, y: pd.Series, initial: int, step: int, horizon: int, fo
     )
 
 
-#: LevyForecaster with the opt-in season (a row of its own on the monthly series).
-SEASONAL = 'LevyForecaster (seasonal_period="auto")'
-SEASONAL_PARAMS = {"seasonal_period": "auto"}
+#: LevyForecaster without its default season (a row of its own on the monthly series).
+SEASONAL = "LevyForecaster (seasonal_period=None)"
+SEASONAL_PARAMS = {"seasonal_period": None}
 
 
 def run_regular(quick: bool, levy: dict, series: list[str], methods: list[str]) -> pd.DataFrame:
@@ -177,7 +177,7 @@ def run_regular(quick: bool, levy: dict, series: list[str], methods: list[str]) 
         }
         makers.update({p: (lambda p=p, sp=sp: make_peer(p, sp)) for p in PEERS})
         for method in methods:
-            if method == SEASONAL and sp != 12:  # no season read from a yearly index
+            if method == SEASONAL and sp != 12:  # a yearly index has no season to remove
                 continue
             make = makers[method]
             folds = backtest(make(), y, initial, step, horizon, 2 if quick else None)

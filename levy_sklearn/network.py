@@ -37,6 +37,10 @@ class LevyNetOutput(NamedTuple):
     disagreement : Tensor
         Disagreement of each head seen through the readout, ``Σ_j a_j (wᵀ(v_j − μ))²``, in
         squared output units, shape ``(B, Q, H)`` (zeros for the softmax twin).
+    noise : Tensor
+        The learned noise variance inside ``variance``, shape ``(B, Q)``: zeros without a
+        noise head; for the softmax twin, its variance head (all of ``variance`` but a
+        floor of ``1e-6``).
 
     Examples
     --------
@@ -58,6 +62,7 @@ class LevyNetOutput(NamedTuple):
     variance: Tensor
     evidence: Tensor
     disagreement: Tensor
+    noise: Tensor
 
 
 class TimeEncoding(nn.Module):
@@ -188,7 +193,7 @@ class LevyNet(nn.Module):
     ...     times=torch.rand(2, 5), channels=torch.randint(0, 3, (2, 5)),
     ...     values=torch.randn(2, 5), mask=torch.ones(2, 5, dtype=torch.bool),
     ...     query_times=torch.ones(2, 4), query_channels=torch.zeros(2, 4, dtype=torch.long))
-    >>> mean, variance, evidence, disagreement = out
+    >>> mean, variance, evidence, disagreement, noise = out
     >>> mean.shape, variance.shape, evidence.shape
     (torch.Size([2, 4]), torch.Size([2, 4]), torch.Size([2, 4, 4]))
     """
@@ -332,7 +337,7 @@ class LevyNet(nn.Module):
 
     def _levy_readout(
         self, q: Tensor, keys: KeySet, query_times: Tensor, query_channels: Tensor
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
         # Evidence counts observations only: no learned token is a key of the Lévy layer.
         head = None
         if self.noise_head:
@@ -349,9 +354,8 @@ class LevyNet(nn.Module):
             query_times,
             expect=head,
         )
-        if logit:
-            variance = variance + F.softplus(logit[0])
-        return mean, variance + _VAR_FLOOR, evidence, disagreement
+        noise = F.softplus(logit[0]) if logit else torch.zeros_like(mean)
+        return mean, variance + noise + _VAR_FLOOR, evidence, disagreement, noise
 
     def _head_variance(self, y: Tensor, query_channels: Tensor) -> Tensor:
         """The variance head's ``softplus(wₜᵀ y + bₜ)`` ``(B, Q)`` for each query's target."""
@@ -360,7 +364,7 @@ class LevyNet(nn.Module):
 
     def _softmax_readout(
         self, q: Tensor, keys: KeySet, query_times: Tensor, query_channels: Tensor
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
         # The twin has no evidence: learned prior tokens, never padding, are its only answer
         # to a query with nothing observed. It reads no key times.
         b, n_prior = q.shape[0], self.prior_tokens.shape[0]
@@ -376,7 +380,8 @@ class LevyNet(nn.Module):
         heads = y.view(*y.shape[:2], *weight.shape[2:])
         mean = (heads * weight).sum((-1, -2)) + bias
         zeros = mean.new_zeros(*mean.shape, weight.shape[2])
-        return mean, self._head_variance(y, query_channels) + _VAR_FLOOR, zeros, zeros
+        noise = self._head_variance(y, query_channels)
+        return mean, noise + _VAR_FLOOR, zeros, zeros, noise
 
     def _drop_tokens(self, mask: Tensor) -> Tensor:
         """Training only: thin the observed tokens of a random ``token_dropout`` share of rows."""
@@ -400,7 +405,7 @@ class LevyNet(nn.Module):
         mask: Tensor,
         query_times: Tensor,
         query_channels: Tensor,
-    ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
         """Predict every query.
 
         Parameters
@@ -419,7 +424,7 @@ class LevyNet(nn.Module):
         Returns
         -------
         tuple of Tensor
-            ``(mean, variance, evidence, disagreement)`` as described in
+            ``(mean, variance, evidence, disagreement, noise)`` as described in
             :class:`LevyNetOutput` (a plain tuple, which skorch can move between devices).
 
         Examples
@@ -431,7 +436,7 @@ class LevyNet(nn.Module):
         ...     times=torch.rand(2, 5), channels=torch.randint(0, 3, (2, 5)),
         ...     values=torch.randn(2, 5), mask=torch.ones(2, 5, dtype=torch.bool),
         ...     query_times=torch.ones(2, 4), query_channels=torch.zeros(2, 4, dtype=torch.long))
-        >>> mean, variance, evidence, disagreement = net(**tokens)
+        >>> mean, variance, evidence, disagreement, noise = net(**tokens)
         >>> mean.shape, disagreement.shape
         (torch.Size([2, 4]), torch.Size([2, 4, 4]))
         """

@@ -460,8 +460,11 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
                 self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False
             )
 
-    def _moments(self, X: ArrayLike) -> tuple[NDArray, NDArray, NDArray, NDArray]:
-        """Mean, std ``(n, Q)`` and evidence, disagreement ``(n, Q, H)`` in target units."""
+    def _moments(self, X: ArrayLike) -> tuple[NDArray, NDArray, NDArray, NDArray, NDArray]:
+        """Mean, std, noise variance ``(n, Q)``, evidence, disagreement ``(n, Q, H)``.
+
+        In target units (squared for the noise variance and the disagreement).
+        """
         X = self._check_X(X)
         # Tokens take four arrays per cell: build them a chunk of rows at a time, so that
         # prediction adds memory for its outputs only (benchmarks/memory.py measures it).
@@ -475,7 +478,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         mean = out.mean * self.y_scale_ + self.y_mean_
         std = np.sqrt(out.variance) * self.y_scale_
         disagreement = out.disagreement * self.y_scale_[:, None] ** 2
-        return mean, std, out.evidence, disagreement
+        return mean, std, out.noise * self.y_scale_**2, out.evidence, disagreement
 
     def _shape(self, a: NDArray) -> NDArray:
         """Drop the target axis (axis 1) when ``y`` was one-dimensional in ``fit``."""
@@ -509,7 +512,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         >>> mean.shape, std.shape
         ((3,), (3,))
         """
-        mean, std, _, _ = self._moments(X)
+        mean, std, *_ = self._moments(X)
         if return_std:
             return self._shape(mean), self._shape(std)
         return self._shape(mean)
@@ -552,7 +555,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         (3, 2, 3)
         """
         intervals = self._intervals(method)
-        mean, std, _, _ = self._moments(X)
+        mean, std, *_ = self._moments(X)
         lower, upper = intervals.interval(mean, std, coverage)
         bounds = np.stack([lower, upper], axis=1)  # (n, 2, Q[, L])
         return bounds[:, :, 0] if self._y_1d else bounds
@@ -589,8 +592,11 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             observations conflict. Both are shaped like ``mean``.
             ``evidence_per_head``, ``disagreement_per_head``: the same per head, with a
             trailing head axis. For ``attention="softmax"`` evidence and disagreement are 0.
-            With ``noise_head=True``, ``std²`` also holds the noise head's variance, which
-            neither evidence nor disagreement reflect (it is not broken out).
+            ``noise_variance``: the noise head's variance inside ``std²``, in squared target
+            units (``noise_head=True``, the default): what the data's own noise adds where
+            evidence and disagreement do not reach; ``std² − noise_variance`` is the Lévy
+            layer's variance. 0 with ``noise_head=False``; for ``attention="softmax"``, the
+            twin's variance head, all of ``std²``.
 
         Examples
         --------
@@ -599,12 +605,15 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         >>> X = np.random.default_rng(0).normal(size=(60, 2))
         >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X @ [1.0, 2.0])
         >>> u = reg.predict_uncertainty(X[:3])
-        >>> sorted(u)
-        ['disagreement', 'disagreement_per_head', 'evidence', 'evidence_per_head', 'mean', 'std']
+        >>> sorted(u)  # doctest: +NORMALIZE_WHITESPACE
+        ['disagreement', 'disagreement_per_head', 'evidence', 'evidence_per_head', 'mean',
+         'noise_variance', 'std']
         >>> u.evidence.shape, u.evidence_per_head.shape
         ((3,), (3, 4))
+        >>> bool((u.noise_variance < u.std**2).all())  # the Lévy layer's variance is the rest
+        True
         """
-        mean, std, evidence, disagreement = self._moments(X)
+        mean, std, noise, evidence, disagreement = self._moments(X)
         return Bunch(
             mean=self._shape(mean),
             std=self._shape(std),
@@ -612,6 +621,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             disagreement=self._shape(disagreement.sum(-1)),
             evidence_per_head=self._shape(evidence),
             disagreement_per_head=self._shape(disagreement),
+            noise_variance=self._shape(noise),
         )
 
     def sample_y(
@@ -699,7 +709,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         >>> reg.predict_interval(X[250:], coverage=0.9, method="conformal").shape
         (50, 2)
         """
-        mean, std, _, _ = self._moments(X_cal)
+        mean, std, *_ = self._moments(X_cal)
         y_cal = check_array(y_cal, ensure_2d=False, dtype=np.float64, input_name="y_cal")
         if len(y_cal) != len(mean):
             raise ValueError(f"X_cal has {len(mean)} rows but y_cal has {len(y_cal)}.")

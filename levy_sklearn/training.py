@@ -275,8 +275,9 @@ class LevyNeuralNet(NeuralNet):
         Returns
         -------
         LevyNetOutput
-            ``mean`` and ``variance`` ``(n, Q)``; ``evidence`` and ``disagreement``
-            ``(n, Q, H)``. ``variance`` and ``disagreement`` include ``variance_scale_``.
+            ``mean``, ``variance`` and ``noise`` ``(n, Q)``; ``evidence`` and
+            ``disagreement`` ``(n, Q, H)``. ``variance``, ``disagreement`` and ``noise``
+            include ``variance_scale_``.
 
         Examples
         --------
@@ -297,9 +298,11 @@ class LevyNeuralNet(NeuralNet):
                 [t.detach().cpu().to(torch.float64).numpy() for t in out]
                 for out in self.forward_iter(X, training=False)
             ]
-        mean, var, evidence, disagreement = (np.concatenate(p) for p in zip(*parts, strict=True))
+        mean, var, evidence, disagreement, noise = (
+            np.concatenate(p) for p in zip(*parts, strict=True)
+        )
         scale = self.variance_scale_
-        return LevyNetOutput(mean, var * scale, evidence, disagreement * scale)
+        return LevyNetOutput(mean, var * scale, evidence, disagreement * scale, noise * scale)
 
     def predict_samples(
         self,

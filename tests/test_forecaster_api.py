@@ -160,6 +160,14 @@ def test_softmax_forecaster_has_no_evidence_or_disagreement():
     u = f.predict_uncertainty([1, 2])
     assert (u.evidence.to_numpy() == 0).all() and (u.disagreement.to_numpy() == 0).all()
     assert (u.std.to_numpy() > 0).all()
+    # Its σ² is the variance head (noise_variance) and the network's floor of 1e-6.
+    gap = u.std.to_numpy() ** 2 - u.noise_variance.to_numpy()
+    assert (gap > 0).all() and (gap < 1e-4 * u.std.to_numpy() ** 2).all()
+
+
+def test_levy_forecaster_sigma_has_no_noise_head_part():
+    u = LevyForecaster(**TINY).fit(load_airline()).predict_uncertainty([1, 2])
+    assert (u.noise_variance.to_numpy() == 0).all()
 
 
 @pytest.mark.parametrize("kind", ["int", "datetime"])

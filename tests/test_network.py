@@ -36,12 +36,14 @@ def make_batch(seed=0, batch=4, n_tokens=9, n_query=5):
 @pytest.mark.parametrize("n_windowed_heads", [0, 2])
 def test_outputs_finite_with_positive_sigma(attention, n_windowed_heads):
     net = make_net(attention=attention, n_windowed_heads=n_windowed_heads, n_layers=2)
-    mean, var, evidence, disagreement = net(**make_batch())
-    assert mean.shape == var.shape == (4, 5)
+    mean, var, evidence, disagreement, noise = net(**make_batch())
+    assert mean.shape == var.shape == noise.shape == (4, 5)
     assert evidence.shape == disagreement.shape == (4, 5, 4)
-    for t in (mean, var, evidence, disagreement):
+    for t in (mean, var, evidence, disagreement, noise):
         assert torch.isfinite(t).all()
     assert (var > 0).all()
+    # Without a noise head the Lévy variance is all of σ²; the twin's σ² is all head.
+    assert (noise == 0).all() if attention == "levy" else (noise > 0).all()
 
 
 def test_invariant_to_token_order():
@@ -95,7 +97,7 @@ def test_variance_is_exact_variance_of_sampled_output_layer(options):
             net.cross.prior_count.normal_(std=0.5)
     batch = make_batch(5)
     n = 100_000
-    mean, var, _, _ = net(**batch)
+    mean, var, *_ = net(**batch)
     draws = net.sample(**batch, n_samples=n, generator=torch.Generator().manual_seed(0))
     se = draws.std(0) / math.sqrt(n)
     assert ((draws.mean(0) - mean).abs() <= 4 * se).all()
@@ -113,8 +115,8 @@ def test_noise_head_adds_its_variance_and_leaves_the_levy_layer_alone():
     for name, value in plain.state_dict().items():
         assert torch.equal(value, noisy.state_dict()[name])
     batch = make_batch(7)
-    mean, var, evidence, disagreement = plain(**batch)
-    n_mean, n_var, n_evidence, n_disagreement = noisy(**batch)
+    mean, var, evidence, disagreement, _ = plain(**batch)
+    n_mean, n_var, n_evidence, n_disagreement, n_noise = noisy(**batch)
     for a, b in ((mean, n_mean), (evidence, n_evidence), (disagreement, n_disagreement)):
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
     # Reference: softplus of the head on E[Y] from the layer's materialised moments.
@@ -125,6 +127,7 @@ def test_noise_head_adds_its_variance_and_leaves_the_levy_layer_alone():
     logits = expected_y @ noisy.variance_head.weight.T + noisy.variance_head.bias
     noise = torch.log1p(torch.exp(logits)).gather(-1, batch["query_channels"][..., None])[..., 0]
     torch.testing.assert_close(n_var - var, noise, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(n_noise, noise, rtol=1e-10, atol=1e-12)  # broken out as is
     assert (noise > 0).all()
     with torch.no_grad():  # the fused readout, which never forms E[Y]
         torch.testing.assert_close(noisy(**batch)[1], n_var.detach(), rtol=1e-10, atol=1e-12)

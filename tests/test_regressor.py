@@ -219,9 +219,26 @@ def test_uncertainty_breakdown_is_consistent(fitted):
 
 def test_softmax_twin_has_no_evidence_or_disagreement():
     X, y = linear_data(n=100, seed=12)
-    u = LevyAttentionRegressor(attention="softmax", **FAST_REG).fit(X, y).predict_uncertainty(X)
+    reg = LevyAttentionRegressor(attention="softmax", **FAST_REG).fit(X, y)
+    u = reg.predict_uncertainty(X)
     assert (u.evidence == 0).all() and (u.disagreement == 0).all()
     assert (u.std > 0).all()
+    # The twin's σ² is its variance head, less the network's floor of 1e-6 (model units).
+    floor = 1e-6 * reg.y_scale_[0] ** 2 * reg.net_.variance_scale_
+    np.testing.assert_allclose(u.std**2 - u.noise_variance, floor, rtol=1e-6)
+
+
+@pytest.mark.parametrize("noise_head", [True, False])
+def test_noise_variance_is_the_noise_heads_share_of_sigma(noise_head):
+    X, y = linear_data(n=120, seed=13)
+    X[::3, 1] = np.nan
+    params = {**FAST_REG, "noise_head": noise_head, "loss": "mse"}  # mse: σ² is rescaled too
+    u = LevyAttentionRegressor(**params).fit(X, y).predict_uncertainty(X)
+    if noise_head:
+        assert (u.noise_variance > 0).all()
+        assert (u.noise_variance < u.std**2).all()  # the Lévy layer's variance is the rest
+    else:
+        assert (u.noise_variance == 0).all()
 
 
 # ---------------------------------------------------------------- bad input

@@ -1,0 +1,94 @@
+"""LevyForecaster's pretraining budget: zero-shot accuracy against optimizer steps.
+
+``make_irregular_vitals(n_patients=60, random_state=1)`` (another draw than the one
+``benchmarks/speed.py`` times and ``benchmarks/sigma_missing.py`` reports): pretrain on
+patients 0–19 (``context_length="12h"``, ``max_horizon="4h"``, as issue 12's timing) with
+``max_steps`` given on the command line, then forecast patients 40–59 zero-shot from 60 % of
+each stay, every observation in the next 4 h at its real time. Reports the Gaussian CRPS,
+the 90 % coverage and the pretraining CPU seconds (one torch thread); writes
+``benchmarks/results/pretrain_budget.md``.
+
+Run: ``OMP_NUM_THREADS=1 python benchmarks/pretrain_budget.py 5000 1500 500``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from levy_sklearn import LevyForecaster
+from levy_sklearn.datasets import make_irregular_vitals
+from levy_sklearn.metrics import gaussian_crps
+
+RESULTS = Path(__file__).resolve().parent / "results"
+Z90 = 1.6448536269514722
+
+
+def score(forecaster: LevyForecaster, panel: pd.DataFrame) -> dict:
+    errors, stds, truths = [], [], []
+    for p in range(40, 60):
+        series = panel.xs(p, level=0)
+        cut = series.index[0] + 0.6 * (series.index[-1] - series.index[0])
+        history, future = series[series.index <= cut], series[series.index > cut]
+        future = future[future.index <= cut + pd.Timedelta(hours=4)]
+        if future.empty:
+            continue
+        forecaster.fit(history)
+        fh = pd.to_timedelta(future.index - history.index[-1])
+        mean = forecaster.predict(fh=fh).to_numpy()
+        std = np.sqrt(forecaster.predict_var(fh=fh).to_numpy())
+        observed = np.isfinite(future.to_numpy())
+        truths.append(future.to_numpy()[observed])
+        errors.append(mean[observed])
+        stds.append(std[observed])
+    y, mean, std = (np.concatenate(a) for a in (truths, errors, stds))
+    return {
+        "crps": float(gaussian_crps(y, mean, std)),
+        "cov90": float(np.mean(np.abs(y - mean) <= Z90 * std)),
+        "points": len(y),
+    }
+
+
+def main(argv: list[str]) -> None:
+    torch.set_num_threads(1)
+    budgets = [int(a) for a in argv] or [5000]
+    panel = make_irregular_vitals(n_patients=60, random_state=1)
+    train = panel[panel.index.get_level_values(0) < 20]
+    rows = []
+    for steps in budgets:
+        forecaster = LevyForecaster(
+            context_length="12h", max_horizon="4h", max_steps=steps, random_state=0
+        )
+        start = time.process_time()
+        forecaster.pretrain(train)
+        seconds = time.process_time() - start
+        rows.append(
+            {
+                "max_steps": steps,
+                "epochs": len(forecaster.pretrained_net_.history),
+                "pretrain CPU s": seconds,
+                **score(forecaster, panel),
+            }
+        )
+        print(rows[-1], flush=True)
+    table = pd.DataFrame(rows)
+    table["CRPS / first"] = table["crps"] / table["crps"].iloc[0]
+    text = (
+        "# LevyForecaster pretraining budget (held-out vitals draw)\n\n"
+        f"Produced by `OMP_NUM_THREADS=1 python benchmarks/pretrain_budget.py "
+        f"{' '.join(map(str, budgets))}` (see its docstring).\n\n"
+        + table.to_markdown(index=False, floatfmt=".3f")
+        + "\n"
+    )
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "pretrain_budget.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
