@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from sigma_missing import held_out_cuts
 
 from levy_sklearn import LevyForecaster
 from levy_sklearn.datasets import make_irregular_vitals
@@ -31,13 +32,7 @@ Z90 = 1.6448536269514722
 
 def score(forecaster: LevyForecaster, panel: pd.DataFrame) -> dict:
     errors, stds, truths = [], [], []
-    for p in range(40, 60):
-        series = panel.xs(p, level=0)
-        cut = series.index[0] + 0.6 * (series.index[-1] - series.index[0])
-        history, future = series[series.index <= cut], series[series.index > cut]
-        future = future[future.index <= cut + pd.Timedelta(hours=4)]
-        if future.empty:
-            continue
+    for _, history, future in held_out_cuts(panel):
         forecaster.fit(history)
         fh = pd.to_timedelta(future.index - history.index[-1])
         mean = forecaster.predict(fh=fh).to_numpy()

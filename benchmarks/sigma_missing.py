@@ -78,6 +78,17 @@ def _conditions(history: pd.DataFrame) -> dict[str, pd.DataFrame]:
     }
 
 
+def held_out_cuts(y: pd.DataFrame):
+    """``(patient, history, future)`` of patients 40–59: each stay cut at 60 %, the 4 h after."""
+    for p in range(40, 60):
+        series = y.xs(p, level=0)
+        cut = series.index[0] + 0.6 * (series.index[-1] - series.index[0])
+        history, future = series[series.index <= cut], series[series.index > cut]
+        future = future[future.index <= cut + pd.Timedelta(hours=4)]
+        if not future.empty:
+            yield p, history, future
+
+
 def vitals(seed: int = 0) -> tuple[pd.DataFrame, float]:
     y = make_irregular_vitals(n_patients=60, random_state=0)
     patients = y.index.get_level_values(0)
@@ -93,13 +104,7 @@ def vitals(seed: int = 0) -> tuple[pd.DataFrame, float]:
     forecaster.pretrain(train)
     fit_time = time.perf_counter() - t0
     rows = []
-    for p in range(40, 60):
-        series = y.xs(p, level=0)
-        cut = series.index[0] + 0.6 * (series.index[-1] - series.index[0])
-        history, future = series[series.index <= cut], series[series.index > cut]
-        future = future[future.index <= cut + pd.Timedelta(hours=4)]
-        if future.empty:
-            continue
+    for p, history, future in held_out_cuts(y):
         for name, hist in _conditions(history).items():
             forecaster.fit(hist)
             fh = pd.to_timedelta(future.index - hist.index[-1])
