@@ -24,14 +24,13 @@ from sigma_missing import held_out_cuts
 
 from levy_sklearn import LevyForecaster
 from levy_sklearn.datasets import make_irregular_vitals
-from levy_sklearn.metrics import gaussian_crps
+from levy_sklearn.metrics import gaussian_crps, gaussian_interval, interval_coverage
 
 RESULTS = Path(__file__).resolve().parent / "results"
-Z90 = 1.6448536269514722
 
 
 def score(forecaster: LevyForecaster, panel: pd.DataFrame) -> dict:
-    errors, stds, truths = [], [], []
+    means, stds, truths = [], [], []
     for _, history, future in held_out_cuts(panel):
         forecaster.fit(history)
         fh = pd.to_timedelta(future.index - history.index[-1])
@@ -39,12 +38,12 @@ def score(forecaster: LevyForecaster, panel: pd.DataFrame) -> dict:
         std = np.sqrt(forecaster.predict_var(fh=fh).to_numpy())
         observed = np.isfinite(future.to_numpy())
         truths.append(future.to_numpy()[observed])
-        errors.append(mean[observed])
+        means.append(mean[observed])
         stds.append(std[observed])
-    y, mean, std = (np.concatenate(a) for a in (truths, errors, stds))
+    y, mean, std = (np.concatenate(a) for a in (truths, means, stds))
     return {
         "crps": float(gaussian_crps(y, mean, std)),
-        "cov90": float(np.mean(np.abs(y - mean) <= Z90 * std)),
+        "cov90": interval_coverage(y, *gaussian_interval(mean, std, coverage=0.9)),
         "points": len(y),
     }
 

@@ -31,7 +31,7 @@ import torch
 from sklearn.model_selection import train_test_split
 
 from levy_sklearn import LevyAttentionRegressor
-from levy_sklearn.metrics import gaussian_crps
+from levy_sklearn.metrics import gaussian_crps, gaussian_interval, interval_coverage
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MAX_ROWS = 6000
@@ -70,7 +70,7 @@ def score(config: dict, X: np.ndarray, y: np.ndarray, split: int) -> dict:
     return {
         "crps": float(np.mean(gaussian_crps(y_te, mean, std))),
         "rmse": float(np.sqrt(np.mean((y_te - mean) ** 2))),
-        "cov90": float(np.mean(np.abs(y_te - mean) <= 1.6448536 * std)),
+        "cov90": interval_coverage(y_te, *gaussian_interval(mean, std, coverage=0.9)),
         "fit_s": seconds,
     }
 

@@ -819,13 +819,14 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             rel = t_all[i][k] - windows.origins[w]
             q = (k.size + 1) * n_ch
             m = (loc[w, :q] + scale[w, :q] * out.mean[w, :q]).reshape(k.size + 1, n_ch)
-            s2 = (scale[w, :q] ** 2 * out.variance[w, :q]).reshape(k.size + 1, n_ch)
+            scale2 = scale[w, :q] ** 2  # variances and their parts scale alike
+            s2 = (scale2 * out.variance[w, :q]).reshape(k.size + 1, n_ch)
             floor = s2[-1] * (rel[:, None] / span)
             mean[i, k] = m[:-1]
             var[i, k] = np.where(rel[:, None] > span, np.maximum(s2[:-1], floor), s2[:-1])
-            noise[i, k] = (scale[w, :q] ** 2 * out.noise[w, :q]).reshape(k.size + 1, n_ch)[:-1]
+            noise[i, k] = (scale2 * out.noise[w, :q]).reshape(k.size + 1, n_ch)[:-1]
             evidence[i, k] = out.evidence[w, :q].reshape(k.size + 1, n_ch, n_heads)[:-1]
-            d = scale[w, :q, None] ** 2 * out.disagreement[w, :q]
+            d = scale2[:, None] * out.disagreement[w, :q]
             disagreement[i, k] = d.reshape(k.size + 1, n_ch, n_heads)[:-1]
         mean = mean * self.channel_scale_ + self.channel_mean_
         var = var * self.channel_scale_**2
