@@ -6,14 +6,17 @@ patients 0–19 (``context_length="12h"``, ``max_horizon="4h"``, as issue 12's t
 ``max_steps`` given on the command line, then forecast patients 40–59 zero-shot from 60 % of
 each stay, every observation in the next 4 h at its real time. Reports the Gaussian CRPS,
 the 90 % coverage and the pretraining CPU seconds (one torch thread); writes
-``benchmarks/results/pretrain_budget.md``.
+``benchmarks/results/pretrain_budget.md``. ``--levy`` overrides other defaults (JSON), for
+every budget.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/pretrain_budget.py 5000 1500 500``.
+Run: ``OMP_NUM_THREADS=1 python benchmarks/pretrain_budget.py 5000 1500 500
+[--levy '{"normalization": "trend"}']``.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+import json
 import time
 from pathlib import Path
 
@@ -48,15 +51,19 @@ def score(forecaster: LevyForecaster, panel: pd.DataFrame) -> dict:
     }
 
 
-def main(argv: list[str]) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("budgets", nargs="*", type=int, default=[5000], help="max_steps")
+    parser.add_argument("--levy", default="{}", help="LevyForecaster overrides, as JSON")
+    args = parser.parse_args()
+    budgets, levy = args.budgets, json.loads(args.levy)
     torch.set_num_threads(1)
-    budgets = [int(a) for a in argv] or [5000]
     panel = make_irregular_vitals(n_patients=60, random_state=1)
     train = panel[panel.index.get_level_values(0) < 20]
     rows = []
     for steps in budgets:
         forecaster = LevyForecaster(
-            context_length="12h", max_horizon="4h", max_steps=steps, random_state=0
+            context_length="12h", max_horizon="4h", max_steps=steps, random_state=0, **levy
         )
         start = time.process_time()
         forecaster.pretrain(train)
@@ -75,7 +82,9 @@ def main(argv: list[str]) -> None:
     text = (
         "# LevyForecaster pretraining budget (held-out vitals draw)\n\n"
         f"Produced by `OMP_NUM_THREADS=1 python benchmarks/pretrain_budget.py "
-        f"{' '.join(map(str, budgets))}` (see its docstring).\n\n"
+        f"{' '.join(map(str, budgets))}"
+        + (f" --levy '{args.levy}'" if levy else "")
+        + "` (see its docstring).\n\n"
         + table.to_markdown(index=False, floatfmt=".3f")
         + "\n"
     )
@@ -85,4 +94,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -34,8 +34,8 @@ print(f"{len(history)} readings; longest gap {gaps.max()}, ending {gaps.idxmax()
 # Fit, then forecast across the gap
 # ---------------------------------
 # The look-back is 3 hours and the forecaster is trained for up to 2 hours ahead; each
-# window is centred on its own mean (``normalization="mean"``: the default ``"trend"``
-# would extrapolate the last slope through a 13-hour gap); a few epochs keep the example
+# window is centred on its own mean (``normalization="mean"``: ``"trend"`` would
+# extrapolate the last slope through a 13-hour gap); a few epochs keep the example
 # fast. Forecast times are every 15 minutes of April 9, in the
 # middle of the history: each is forecast from what was observed strictly before it, so
 # inside the gap the forecast is that of the last reading before it, further and further

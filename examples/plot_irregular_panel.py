@@ -54,9 +54,9 @@ print(f"training on {len(patients) - len(held_out)}, holding out {len(held_out)}
 # ----------------------
 # ``pretrain`` learns from windows cut from every patient of the training panel. Spans are
 # given as times: each window looks back 10 minutes and is trained to forecast up to 20
-# minutes ahead. ``normalization="mean"`` centres each window on its own mean (the default
-# ``"trend"`` also removes the window's slope, which overshot the curved decay when we tried
-# it). Ten epochs keep the example fast.
+# minutes ahead. ``normalization="mean"`` centres each window on its own mean (``"trend"``
+# also removes the window's slope, which overshot the curved decay when we tried it). Ten
+# epochs keep the example fast.
 
 forecaster = LevyForecaster(
     context_length="10min",

@@ -55,6 +55,9 @@ _TIMEDELTA_KINDS = ("datetime", "timedelta")
 # The coverage at which the conformally rescaled Normal reproduces MAPIE's interval exactly
 # (sktime's default coverage; see calibration_fraction).
 _SIGMA_COVERAGE = 0.9
+# Share of the gap windows of observation_dropout that are holes before a last observation
+# (chosen on held-out series: benchmarks/results/forecaster_ablation.md, run 9).
+_HOLE_SHARE = 0.5
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 _PRETRAINED = [
     "pretrained_net_",
@@ -127,12 +130,12 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     ``context_length`` before it and the targets are the observations in the
     ``max_horizon`` after it. Times are measured in a time unit (the median spacing of the
     training data) relative to the cutoff; values are standardised per channel, then
-    normalised per window (instance normalisation: ``normalization="trend"`` removes the
-    context's least-squares line, so trends and level shifts beyond the training range
-    extrapolate) and divided by a scale that never falls below the scale of the series' whole
-    history up to the cutoff (so a sparse or gappy window cannot shrink σ). One forward pass
-    gives the mean and the closed-form Lévy variance of every forecast, mapped back to data
-    units (variances by the square of the scales).
+    normalised per window (instance normalisation: ``normalization="last"`` subtracts each
+    channel's last observation, so the network forecasts the change from it and levels
+    beyond the training range carry over) and divided by a scale that never falls below the
+    scale of the series' whole history up to the cutoff (so a sparse or gappy window cannot
+    shrink σ). One forward pass gives the mean and the closed-form Lévy variance of every
+    forecast, mapped back to data units (variances by the square of the scales).
 
     Uncertainty grows where it should: the network is trained with a proper scoring rule on
     all horizons up to ``max_horizon``, so σ grows with the horizon; horizons count from the
@@ -196,12 +199,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     max_horizon : float, int, str or pd.Timedelta, default=12
         Span after each training cutoff whose observations are training targets; the
         forecaster is trained for forecasts up to this far ahead (see above for beyond).
-    normalization : {"trend", "mean", "none"}, default="trend"
-        Per-window instance normalisation of context and targets: remove the context's
-        least-squares line (``"trend"``) or its mean (``"mean"``), and divide by the larger of
-        the spread of what is left and the series' history scale (the root mean square of
-        its steps up to the cutoff); ``"none"`` uses the global per-channel standardisation
-        only.
+    normalization : {"last", "trend", "mean", "none"}, default="last"
+        Per-window instance normalisation of context and targets: remove each channel's last
+        context observation (``"last"``: the network forecasts changes from a last-value
+        forecast and sees the context's trend in its tokens), the context's least-squares
+        line (``"trend"``: the line is extrapolated) or its mean (``"mean"``), and divide by
+        the larger of the spread around the context's line (or mean) and the series' history
+        scale (the root mean square of its steps up to the cutoff); ``"none"`` uses the
+        global per-channel standardisation only. The default was chosen on held-out series
+        (``benchmarks/forecaster_ablation.py``).
     seasonal_period : "auto", float, int, str, pd.Timedelta or None, default="auto"
         Period of a seasonal pattern removed per window with the level and trend (least
         squares of ``⌊P/2⌋`` Fourier harmonics jointly with the context's line), so the
@@ -232,8 +238,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         training windows has its context thinned at random (each keeps every observation
         with a probability drawn uniformly from ``[0, 1)``), and as many extra training
         windows see a gap: their context ends a random span (up to ``max_horizon``) before
-        their cutoff. Sparse and gappy histories then get the larger σ they deserve. ``0``
-        trains on the windows as cut.
+        their cutoff, or (half of them) has a hole of that span before its last observation.
+        Sparse and gappy histories then get the larger σ they deserve. ``0`` trains on the
+        windows as cut.
     refit_on_update : bool, default=False
         If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
         recalibrates a pretrained network); otherwise ``update`` only extends the context,
@@ -271,12 +278,14 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     -----
     The network defaults (``lr=1e-2``, batches of 32 windows, ``dropout=0.1``,
     ``weight_decay=0.05``) were chosen on the load_airline backtest in
-    ``benchmarks/forecaster_airline.py``. ``seasonal_period="auto"`` and ``max_epochs=40``
-    were chosen on six series the reported benchmarks do not use
-    (``benchmarks/results/forecaster_ablation.md``): the season lowered the CRPS on all three
-    seasonal ones, and 40 epochs were the cheapest setting within 5 % of the best geometric
-    mean CRPS (200 epochs), with better coverage (small series overfit over many epochs,
-    which shows as over-confident folds) at a fifth of the time. ``max_steps=500`` binds on
+    ``benchmarks/forecaster_airline.py``. ``seasonal_period="auto"``,
+    ``normalization="last"``, the hole windows of ``observation_dropout`` and
+    ``max_epochs=10`` were chosen on twelve series the reported benchmarks do not use
+    (``benchmarks/results/forecaster_ablation.md``): the season lowered the CRPS on the
+    seasonal ones, the last-value anchor by 22 % and the holes by 5 % (geometric means over
+    seeds), and 10 epochs were the cheapest setting within 5 % of the best geometric mean
+    CRPS of 10–40 epochs, with better coverage (small series overfit over many epochs, which
+    shows as over-confident folds) at a quarter of the time. ``max_steps=500`` binds on
     none of those series; it bounds the training on a large panel or a long series, where
     each epoch already takes tens to hundreds of steps: pretraining on a held-out draw of
     irregular vitals forecast as well after 500 steps as after 5,000 (zero-shot CRPS 1.005
@@ -348,7 +357,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         *,
         context_length: float | str | pd.Timedelta = 36,
         max_horizon: float | str | pd.Timedelta = 12,
-        normalization: str = "trend",
+        normalization: str = "last",
         seasonal_period: float | str | pd.Timedelta | None = "auto",
         max_tokens: int = 256,
         windows_per_series: int = 512,
@@ -363,7 +372,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         dropout: float = 0.1,
         loss: str = "crps",
         lr: float = 1e-2,
-        max_epochs: int = 40,
+        max_epochs: int = 10,
         max_steps: int | None = 500,
         batch_size: int = 32,
         validation_fraction: float = 0.0,
@@ -474,7 +483,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     ) -> SeriesWindows:
         """Training (``part="train"``), calibration (``"calibrate"``) or all (``"all"``)
         windows; the split is in time, the last ``calibration_fraction`` of each series."""
-        cutoffs, ends, gaps = [], [], []
+        cutoffs, ends, gaps, keeps = [], [], [], []
         # Gap windows (see observation_dropout) are drawn from random_state, reproducibly.
         rng = np.random.default_rng(seed)
         for t, v in zip(times, values, strict=True):
@@ -484,6 +493,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             if part == "calibrate":
                 cut = self._cutoffs(t, v, split, np.inf)
                 gap = np.zeros(cut.size)
+                keep = np.zeros(cut.size, bool)
             else:
                 cut = self._cutoffs(t, v, -np.inf, split)
                 n_gap = int(np.ceil(self.observation_dropout * cut.size))
@@ -491,9 +501,14 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 gap = np.concatenate(
                     [np.zeros(cut.size), rng.uniform(0, self.horizon_span_, n_gap)]
                 )
+                # Some gaps are holes before a last observation (a sensor that was silent,
+                # then reported once), the others end the context.
+                holes = rng.random(n_gap) < _HOLE_SHARE
+                keep = np.concatenate([np.zeros(cut.size, bool), holes])
                 cut = np.concatenate([cut, gapped])
             cutoffs.append(cut)
             gaps.append(gap)
+            keeps.append(keep)
             ends.append(split if part == "train" else np.inf)
         return series_windows(
             times,
@@ -507,6 +522,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             max_tokens=self.max_tokens,
             max_queries=self.max_tokens,
             context_gaps=gaps,
+            gap_keeps_last=keeps,
         )
 
     def _seed(self) -> int:

@@ -32,9 +32,9 @@ __all__ = [
 ]
 
 #: Instance normalisations a window accepts (``normalization`` of :func:`series_windows`
-#: and of the forecaster): subtract the context mean, subtract its least-squares line, or
-#: leave values alone.
-NORMALIZATIONS = ("mean", "trend", "none")
+#: and of the forecaster): subtract the context's last observation, its least-squares line
+#: or its mean, or leave values alone.
+NORMALIZATIONS = ("last", "trend", "mean", "none")
 # Contexts thinner than this fall back to the mean (a slope from two tokens is noise).
 _MIN_TOKENS_TREND = 3
 # A seasonal pattern is fitted only to a context that spans at least this many periods (one
@@ -392,7 +392,9 @@ class SeriesWindows(NamedTuple):
 def _window_location(
     t: np.ndarray, c: np.ndarray, v: np.ndarray, n_channels: int, mode: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-channel ``(level, slope, spread²)`` of one context: ``loc(τ) = level + slope·τ``.
+    """Per-channel ``(level, slope, spread²)`` of one context: ``loc(τ) = level + slope·τ``
+    (``"last"``: the channel's last value, slope 0; ``"trend"``: the least-squares line;
+    ``"mean"``: the mean, slope 0).
 
     ``spread²`` is the residual variance around it with the degrees of freedom of the fit
     removed (unbiased, so a thin context does not read as a calm one); ``0`` where fewer than
@@ -409,8 +411,9 @@ def _window_location(
         if n == 0:
             continue
         tc, vc = t[sel], v[sel]
-        if mode == "trend" and n >= _MIN_TOKENS_TREND and np.ptp(tc) > 0:
-            # Least-squares line through the context, anchored at the cutoff (τ = 0).
+        if mode != "mean" and n >= _MIN_TOKENS_TREND and np.ptp(tc) > 0:
+            # Least-squares line through the context, anchored at the origin (τ = 0); with
+            # "last" only its residual spread is kept (the scale of a trending context).
             tm = tc.mean()
             slope[ch] = np.sum((tc - tm) * (vc - vc.mean())) / np.sum((tc - tm) ** 2)
             level[ch] = vc.mean() - slope[ch] * tm
@@ -420,6 +423,10 @@ def _window_location(
             dof = n - 1
         if dof >= _MIN_SCALE_TERMS:
             spread2[ch] = np.sum((vc - level[ch] - slope[ch] * tc) ** 2) / dof
+        if mode == "last":
+            # Forecast the change from the last observation, held flat: the trend stays in
+            # the normalised context, where the network sees it.
+            level[ch], slope[ch] = vc[np.argmax(tc)], 0.0
     return level, slope, spread2
 
 
@@ -472,6 +479,7 @@ def series_windows(
     min_scale: float = 0.05,
     origin_queries: Sequence[float] = (),
     context_gaps: Sequence[np.ndarray] | None = None,
+    gap_keeps_last: Sequence[np.ndarray] | None = None,
     seasonal_period: float | None = None,
 ) -> SeriesWindows:
     """Cut continuous-time windows from series and turn them into tokens and queries.
@@ -486,8 +494,10 @@ def series_windows(
     targets ``NaN``), each asked for every channel. Both context and targets are normalised
     per channel (instance normalisation, as in RevIN/PatchTST): ``"mean"`` subtracts the
     context mean, ``"trend"`` subtracts the context's least-squares line instead (so a trend
-    extrapolates; ``< 3`` context tokens fall back to the mean), and both divide by a scale:
-    the larger of the window's residual spread (with the fit's degrees of freedom removed)
+    extrapolates; ``< 3`` context tokens fall back to the mean), ``"last"`` subtracts the
+    channel's last context observation (so targets are changes from it, the residuals of a
+    last-value forecast), and all divide by a scale: the larger of the window's residual
+    spread around the mean or line (with the fit's degrees of freedom removed)
     and the scale of the series' whole history up to the cutoff (the root mean square of its
     steps between consecutive observations). The window's spread alone would shrink σ exactly
     when the window is sparse; the history floor keeps it from doing so, and the window's
@@ -497,7 +507,9 @@ def series_windows(
     targets are what the context's season and level leave unexplained (a context spanning
     fewer than two periods keeps its season). With ``context_gaps``, a training window's
     context ends ``gap`` before its cutoff while its targets stay after the cutoff: the
-    window a forecast across a gap sees.
+    window a forecast across a gap sees; with ``gap_keeps_last`` as well, such a window keeps
+    its last observation before the cutoff, so the gap is a hole before it (a sensor that
+    was silent, then reported once).
 
     Parameters
     ----------
@@ -517,7 +529,7 @@ def series_windows(
     target_end : sequence of float, optional
         Per series, targets later than this absolute time are hidden (``NaN``): used to keep
         a calibration period out of training.
-    normalization : {"mean", "trend", "none"}, default="mean"
+    normalization : {"mean", "trend", "last", "none"}, default="mean"
         Instance normalisation of each window.
     max_tokens : int, optional
         Keep at most this many context tokens per window, the latest.
@@ -528,6 +540,9 @@ def series_windows(
     context_gaps : sequence of ndarray, optional
         Per series, one gap length (time units, ``≥ 0``) per cutoff: the context of that
         window ends at ``cutoff − gap``.
+    gap_keeps_last : sequence of ndarray of bool, optional
+        Per series, one flag per cutoff: that window's context keeps the last observed row
+        at or before its cutoff even when it falls in the gap.
     origin_queries : sequence of float, default=()
         Extra queries appended to every window, at these times after its origin (e.g. the
         training horizon, as a reference); their targets are ``NaN``.
@@ -575,8 +590,11 @@ def series_windows(
         history_scale = None if normalization == "none" else _HistoryScale(t_i, v_i, min_scale)
         cuts = np.asarray(cutoffs[i], dtype=np.float64)
         gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
-        for c, gap in zip(cuts, gaps, strict=True):
+        keeps = np.zeros(cuts.size, bool) if gap_keeps_last is None else gap_keeps_last[i]
+        for c, gap, keep in zip(cuts, gaps, keeps, strict=True):
             tt, chans, vv = _context(t_i, v_i, c - gap, c, context_length, max_tokens)
+            if keep and gap > 0:
+                tt, chans, vv = _with_last_row(t_i, v_i, c - gap, c, (tt, chans, vv))
             # Time origin: the last observation (the cutoff if there is none), so a gap before
             # the cutoff lengthens every horizon instead of going unseen.
             shift = tt.max() if tt.size else 0.0
@@ -643,6 +661,29 @@ def _context(
         keep = np.argsort(tt, kind="stable")[-max_tokens:]
         tt, chans, vv = tt[keep], chans[keep], vv[keep]
     return tt, chans, vv
+
+
+def _with_last_row(
+    t: np.ndarray,
+    v: np.ndarray,
+    gap_start: float,
+    cutoff: float,
+    event: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``event`` (tokens of a context ending at ``gap_start``) plus the cells of the last
+    observed row in ``(gap_start, cutoff]``, if there is one."""
+    lo, hi = np.searchsorted(t, [gap_start, cutoff], side="right")
+    rows = lo + np.nonzero(np.isfinite(v[lo:hi]).any(axis=1))[0]
+    if not rows.size:
+        return event
+    last = rows[-1]
+    chans = np.nonzero(np.isfinite(v[last]))[0]
+    tt, cc, vv = event
+    return (
+        np.concatenate([tt, np.full(chans.size, t[last] - cutoff)]),
+        np.concatenate([cc, chans]),
+        np.concatenate([vv, v[last, chans]]),
+    )
 
 
 def _observed_targets(

@@ -1,5 +1,6 @@
-"""Fixed-seed outputs of both front-ends, stored before the issue-13 refactor (rewritten once
-since: the forecaster's calibrated intervals, now skpro's Normal quantiles, moved by ≤ 2.5e-16).
+"""Fixed-seed outputs of both front-ends, stored before the issue-13 refactor (rewritten twice
+since: the forecaster's calibrated intervals, now skpro's Normal quantiles, moved by ≤ 2.5e-16;
+then the forecaster's outputs for its new defaults, ``normalization="last"`` and hole windows).
 
 The refactor keeps behaviour: for a fixed ``random_state`` every prediction must stay bitwise
 equal in the environment the outputs were written in (their versions are stored with them),

@@ -45,6 +45,40 @@ def test_irregular_window_mean_normalisation_uses_history_scale():
     np.testing.assert_allclose(w.query_scale, [[scale]])
 
 
+def test_last_normalisation_anchors_each_channel_on_its_last_value():
+    t = np.arange(6.0)
+    v = np.array([[1.0, 5.0], [3.0, 4.0], [2.0, NAN], [6.0, NAN], [7.0, 9.0], [8.0, 9.5]])
+    w = series_windows(
+        [t],
+        [v],
+        [np.array([3.0])],
+        context_length=3,
+        horizon=2,
+        normalization="last",
+        min_scale=0.0,
+    )
+    # context (0, 3]: channel 0 at t = 1, 2, 3 (3, 2, 6), channel 1 at t = 1 only (4): each
+    # channel's anchor is its own last value, held flat over the queries (t = 4, 5).
+    np.testing.assert_allclose(w.query_loc, [[6.0, 4.0, 6.0, 4.0]])
+    # channel 0's scale: the larger of its spread around the context's least-squares line
+    # (numpy's fit, n − 2 degrees of freedom) and the RMS of the history's steps
+    tc, vc = np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 6.0])
+    fit = np.polyval(np.polyfit(tc, vc, 1), tc)
+    spread = np.sqrt(np.sum((vc - fit) ** 2) / 1)
+    steps = np.sqrt(np.mean(np.diff([1.0, 3.0, 2.0, 6.0]) ** 2))  # history up to t = 3
+    scale0 = max(spread, steps)
+    # channel 1: one token (no spread) and one step (too few): its global unit, 1
+    np.testing.assert_allclose(w.query_scale, [[scale0, 1.0, scale0, 1.0]])
+    np.testing.assert_allclose(
+        w.targets, [[(7 - 6) / scale0, 9 - 4, (8 - 6) / scale0, 9.5 - 4]], rtol=1e-12
+    )
+    # the normalised context: the last token of each channel is exactly 0
+    keys = zip(w.tokens["times"][0], w.tokens["channels"][0], strict=True)
+    values = dict(zip(keys, w.tokens["values"][0], strict=True))
+    assert values[(0.0, 0)] == 0.0 and values[(-2.0, 1)] == 0.0
+    np.testing.assert_allclose(values[(-1.0, 0)], (2 - 6) / scale0)
+
+
 def test_gappy_window_moves_the_origin_and_drops_missing_cells():
     t = np.arange(7.0)
     v = np.array([[1, 10], [2, NAN], [3, 30], [NAN, NAN], [NAN, NAN], [NAN, 60], [7, NAN]])
@@ -120,6 +154,26 @@ def test_limits_hidden_targets_extra_queries_and_context_gaps():
     # context ends 2 before the cutoff: (1, 3]; the target stays after the cutoff (t = 6)
     assert g.tokens["values"].tolist() == [[2.0, 3.0]]
     assert (g.origins.tolist(), g.tokens["query_times"].tolist()) == ([3.0], [[3.0]])
+    # gaps as holes: the first window's context (1, 3] keeps the last observation at or before
+    # its cutoff (t = 5); the second's (6.5, 8.5] has t = 7 only (t = 8 is unobserved) and
+    # keeps t = 9, its cutoff
+    v_holes = v.copy()
+    v_holes[8] = NAN
+    h = series_windows(
+        [t],
+        [v_holes],
+        [np.array([5.0, 9.0])],
+        context_length=2,
+        horizon=1,
+        normalization="none",
+        context_gaps=[np.array([2.0, 0.5])],
+        gap_keeps_last=[np.array([True, True])],
+    )
+    assert h.tokens["values"].tolist() == [[2.0, 3.0, 5.0], [7.0, 9.0, 0.0]]
+    assert h.tokens["mask"].tolist() == [[True, True, True], [True, True, False]]
+    # time origins at the kept observations
+    assert h.origins.tolist() == [5.0, 9.0]
+    assert h.tokens["times"][0].tolist() == [-3.0, -2.0, 0.0]
 
 
 def test_tz_aware_index_counts_elapsed_time_across_dst():
