@@ -40,13 +40,12 @@ print(f"train: {y_train.index[0]} to {y_train.index[-1]}, test: {len(y_test)} mo
 # Fit and forecast
 # ----------------
 # ``context_length`` is the look-back and ``max_horizon`` the span the model is trained to
-# forecast, both in time units (here months). 30 epochs instead of the default 200 keep the
-# example fast; ``random_state`` makes the run reproducible.
+# forecast, both in time units (here months). The default training budget (10 epochs) takes
+# a couple of seconds; ``random_state`` makes the run reproducible.
 
 forecaster = LevyForecaster(
     context_length=36,
     max_horizon=24,
-    max_epochs=30,
     random_state=0,
 )
 forecaster.fit(y_train)
