@@ -672,18 +672,11 @@ def _with_last_row(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``event`` (tokens of a context ending at ``gap_start``) plus the cells of the last
     observed row in ``(gap_start, cutoff]``, if there is one."""
-    lo, hi = np.searchsorted(t, [gap_start, cutoff], side="right")
-    rows = lo + np.nonzero(np.isfinite(v[lo:hi]).any(axis=1))[0]
-    if not rows.size:
+    gap = _context(t, v, cutoff, cutoff, cutoff - gap_start, None)
+    if not gap[0].size:
         return event
-    last = rows[-1]
-    chans = np.nonzero(np.isfinite(v[last]))[0]
-    tt, cc, vv = event
-    return (
-        np.concatenate([tt, np.full(chans.size, t[last] - cutoff)]),
-        np.concatenate([cc, chans]),
-        np.concatenate([vv, v[last, chans]]),
-    )
+    last = gap[0] == gap[0].max()
+    return tuple(np.concatenate([e, g[last]]) for e, g in zip(event, gap, strict=True))
 
 
 def _observed_targets(
