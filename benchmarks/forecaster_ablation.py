@@ -12,8 +12,10 @@ residents (``austres``) and Johnson & Johnson earnings (``JohnsonJohnson``), hor
 (``BJsales``) and yearly counts of great discoveries (``discoveries``), horizon 10.
 Candidate configurations are given as JSON on the command line (each overriding the
 defaults, ``random_state`` included); CRPS is reported relative to the first configuration's
-on each series, with the 90 % coverage pooled over series and the mean seconds per fold (fit
-and predict). ``--series`` runs some series only.
+on each series (and seed), with the 90 % coverage pooled over series and the mean seconds
+per fold (fit and predict). ``--series`` runs some series only; ``--seeds 0,1`` runs every
+configuration with each ``random_state`` and compares it with the first configuration of
+the same seed.
 
 Runs in the benchmark environment of ``benchmarks/forecasters.py`` (it reuses its backtest)::
 
@@ -77,22 +79,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("configs", nargs="*", default=["{}"], help="JSON overrides")
     parser.add_argument("--series", default=",".join(SERIES), help="these series only")
+    parser.add_argument("--seeds", default="0", help="random_state values, e.g. 0,1")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
-    configs = args.configs
+    configs, seeds = args.configs, [int(s) for s in args.seeds.split(",")]
     rows = []
     for name in args.series.split(","):
         load, horizon = SERIES[name]
         y = load()
         initial = len(y) - FOLDS * horizon
-        for config in configs:
-            forecaster = LevyForecaster(**{"random_state": 0, **json.loads(config)})
-            folds = backtest(forecaster, y, initial, horizon, horizon)
-            rows.append(folds.assign(series=name, config=config))
-            print(name, config, folds[["crps", "cov90"]].mean().round(4).to_dict(), flush=True)
+        for seed in seeds:
+            for config in configs:
+                forecaster = LevyForecaster(**{"random_state": seed, **json.loads(config)})
+                folds = backtest(forecaster, y, initial, horizon, horizon)
+                rows.append(folds.assign(series=name, seed=seed, config=config))
+                scores = folds[["crps", "cov90"]].mean().round(4).to_dict()
+                print(name, seed, config, scores, flush=True)
     folds = pd.concat(rows, ignore_index=True)
-    crps = folds.groupby(["series", "config"], sort=False)["crps"].mean().unstack("config")
+    # Each configuration against the first with the same seed, per series; the summary pools
+    # every series and seed.
+    index = ["series"] if len(seeds) == 1 else ["seed", "series"]
+    crps = folds.groupby([*index, "config"], sort=False)["crps"].mean().unstack("config")
     ratio = crps.div(crps[configs[0]], axis=0)
     summary = pd.DataFrame(
         {
@@ -106,7 +114,8 @@ def main() -> None:
     text = (
         "# LevyForecaster ablation on held-out series\n\n"
         f"Produced by `benchmarks/forecaster_ablation.py` (last {FOLDS} folds per series, "
-        "random_state=0). CRPS relative to the first configuration.\n\n"
+        f"random_state {args.seeds} unless a configuration sets it). CRPS relative to the "
+        "first configuration with the same seed.\n\n"
         + ratio.to_markdown(floatfmt=".3f")
         + "\n\n"
         + summary.to_markdown(floatfmt=".3f")
