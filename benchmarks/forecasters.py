@@ -244,14 +244,16 @@ def _bucket_rows(lead, target, mean, lower, upper, crps) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("bucket").reset_index()
 
 
-def run_glucose(quick: bool, levy: dict) -> pd.DataFrame:
+def run_glucose(quick: bool, levy: dict, fractions: tuple[float, ...] = FRACTIONS) -> pd.DataFrame:
+    """Each split trains on the first ``fractions[split]`` of the readings (``--quick``: the
+    first split only) and forecasts from random cutoffs in the following week."""
     y = load_glucose().dropna()
     t = y.index
     minutes = ((t - t[0]) / pd.Timedelta(minutes=1)).to_numpy(float)
     v = y.to_numpy(float)
     rows = []
-    for split in range(1 if quick else len(FRACTIONS)):
-        n_train = int(FRACTIONS[split] * len(y))
+    for split in range(1 if quick else len(fractions)):
+        n_train = int(fractions[split] * len(y))
         rng = np.random.default_rng(split)
         start = t[n_train]
         candidates = np.nonzero((t >= start) & (t < start + pd.Timedelta(days=7)))[0]

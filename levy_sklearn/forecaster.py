@@ -58,6 +58,12 @@ _SIGMA_COVERAGE = 0.9
 # Share of the gap windows of observation_dropout that are holes before a last observation
 # (chosen on held-out series: benchmarks/results/forecaster_ablation.md, run 9).
 _HOLE_SHARE = 0.5
+# calibration_fraction="auto": hold out this share of each series' span when it holds at least
+# this many observations (chosen on held-out data, benchmarks/results/forecaster_ablation.md,
+# run 12: long glucose prefixes lose nothing and gain coverage; on series of a few hundred
+# points the lost tenth costs about 9 % CRPS).
+_AUTO_CALIBRATION_FRACTION = 0.1
+_AUTO_CALIBRATION_MIN_OBSERVATIONS = 1000
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 _PRETRAINED = [
     "pretrained_net_",
@@ -172,7 +178,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
     ``predict``, ``predict_var``, ``predict_proba`` (an skpro ``Normal``),
     ``predict_interval``, ``predict_quantiles`` and ``predict_uncertainty`` all come from the
-    same Normal(mean, σ²). With ``calibration_fraction > 0``, σ is the model's times a
+    same Normal(mean, σ²). With ``calibration_fraction_ > 0``, σ is the model's times a
     per-channel conformal factor ``sigma_scale_``, so this one distribution is the calibrated
     answer everywhere: every output, and every score of ``evaluate`` (CRPS and log-loss as
     well as pinball loss and coverage), sees the same σ. ``fit`` and ``update`` keep the
@@ -222,7 +228,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
         At most this many training windows per series (evenly spaced cutoffs, latest kept).
-    calibration_fraction : float, default=0.0
+    calibration_fraction : float or "auto", default="auto"
         If positive, the last fraction of each training series' time span is held out: the
         network trains on windows whose targets precede it, and the windows whose cutoffs
         fall in it calibrate σ by split conformal prediction (MAPIE, score ``|y − ŷ| / σ``):
@@ -232,7 +238,13 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         ``predict_proba`` remain one Normal (other coverages follow its shape). With too
         few calibration windows for 90% (fewer than 10 per channel) a warning says so and σ
         stays the model's. After ``pretrain``, every window of the series given to ``fit``
-        is held out (the network never saw it).
+        is held out (the network never saw it). ``"auto"`` holds out a tenth when that tenth
+        holds at least 1,000 observations, and calibrates nothing otherwise (nor after
+        ``pretrain``, where each series would rescale σ by its own errors): on long series
+        (a glucose monitor's months of readings) the tenth costs the network nothing and the
+        Gaussian's 90% interval of heavy-tailed errors is otherwise too narrow at longer
+        horizons; on a series of a few hundred points the tenth is worth more as training
+        data. ``calibration_fraction_`` says what a fit used.
     observation_dropout : float, default=0.3
         Teaches the network what missing information costs. In every epoch this share of
         training windows has its context thinned at random (each keeps every observation
@@ -266,8 +278,11 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         Per-channel standardisation.
     n_channels_ : int
         Number of columns of ``y``.
+    calibration_fraction_ : float
+        The share of each series held out for calibration (``calibration_fraction`` with
+        ``"auto"`` resolved; 0 means no calibration).
     calibrator_ : ConformalIntervals or None
-        Split-conformal calibration, when ``calibration_fraction > 0``.
+        Split-conformal calibration, when ``calibration_fraction_ > 0``.
     sigma_scale_ : ndarray of shape (n_channels,)
         Conformal factor of σ per channel (see ``calibration_fraction``); ones without
         calibration.
@@ -348,7 +363,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         "normalization": [StrOptions(set(NORMALIZATIONS))],
         "max_tokens": int_at_least(1),
         "windows_per_series": int_at_least(1),
-        "calibration_fraction": [Interval(Real, 0, 1, closed="left")],
+        "calibration_fraction": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "refit_on_update": ["boolean"],
     }
 
@@ -361,7 +376,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         seasonal_period: float | str | pd.Timedelta | None = "auto",
         max_tokens: int = 256,
         windows_per_series: int = 512,
-        calibration_fraction: float = 0.0,
+        calibration_fraction: float | str = "auto",
         observation_dropout: float = 0.3,
         refit_on_update: bool = False,
         d_model: int = 32,
@@ -488,8 +503,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         rng = np.random.default_rng(seed)
         for t, v in zip(times, values, strict=True):
             split = np.inf
-            if part != "all" and self.calibration_fraction > 0 and t.size:
-                split = t[0] + (1 - self.calibration_fraction) * (t[-1] - t[0])
+            if part != "all" and self.calibration_fraction_ > 0 and t.size:
+                split = t[0] + (1 - self.calibration_fraction_) * (t[-1] - t[0])
             if part == "calibrate":
                 cut = self._cutoffs(t, v, split, np.inf)
                 gap = np.zeros(cut.size)
@@ -563,6 +578,27 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         targets = windows.targets.astype(np.float32)
         return fit_levy_net(net, windows.tokens, targets, seed)
 
+    def _calibration_share(
+        self, times: list[np.ndarray], values: list[np.ndarray], pretrained: bool
+    ) -> float:
+        """``calibration_fraction`` with ``"auto"`` resolved: a tenth when that tenth holds
+        enough observations and the network is trained here, otherwise 0 (no calibration).
+
+        A pretrained network is not calibrated by ``"auto"``: each series given to ``fit``
+        would rescale σ by its own errors, so a thinned history could get a smaller σ than
+        the full one (``tests/test_forecaster.py``), against the rule that less information
+        never lowers σ."""
+        if self.calibration_fraction != "auto":
+            return float(self.calibration_fraction)
+        if pretrained:
+            return 0.0
+        share = _AUTO_CALIBRATION_FRACTION
+        held_out = 0
+        for t, v in zip(times, values, strict=True):
+            if t.size:
+                held_out += int(np.isfinite(v[t > t[0] + (1 - share) * (t[-1] - t[0])]).sum())
+        return share if held_out >= _AUTO_CALIBRATION_MIN_OBSERVATIONS else 0.0
+
     def _calibrate(
         self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
     ) -> None:
@@ -570,7 +606,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         the per-channel factor ``sigma_scale_`` of σ it implies (1 without calibration)."""
         self.calibrator_ = None
         self.sigma_scale_ = np.ones(self.n_channels_)
-        if self.calibration_fraction <= 0:
+        if self.calibration_fraction_ <= 0:
             return
         windows = self._windows(times, values, part, seed)
         reason = "no calibration window could be cut from y"
@@ -592,7 +628,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             except ValueError as err:  # too few calibration targets (per channel) for 90%
                 reason = str(err)
         warnings.warn(
-            f"calibration_fraction={self.calibration_fraction} held out too few windows to "
+            f"calibration_fraction={self.calibration_fraction_} held out too few windows to "
             f"calibrate σ ({reason}); σ stays the model's own. Raise calibration_fraction or "
             "pass a longer series.",
             stacklevel=3,
@@ -667,7 +703,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.
 
         Writes ``net_``, ``time_unit_``, ``time_kind_``, ``context_span_``, ``horizon_span_``,
-        ``channel_mean_``, ``channel_scale_``, ``n_channels_``, ``calibrator_`` and the
+        ``channel_mean_``, ``channel_scale_``, ``n_channels_``, ``calibration_fraction_``,
+        ``calibrator_`` and the
         context kept for prediction. After ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
@@ -688,6 +725,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         seed = self._seed()
         self._fit_scaling(series)
         times, values = self._arrays(series)
+        self.calibration_fraction_ = self._calibration_share(times, values, pretrained is not None)
         if pretrained is None:
             self.net_ = self._train(times, values, "train", seed)
             self._calibrate(times, values, "calibrate", seed)

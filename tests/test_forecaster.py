@@ -363,6 +363,37 @@ def test_conformal_intervals_are_calibrated_and_consistent():
     assert 0.8 <= np.mean(hits) <= 0.98
 
 
+def test_auto_calibration_holds_out_a_tenth_of_long_series_only():
+    """``calibration_fraction="auto"``: a 12,000-step random walk with Student-t (3)
+    steps calibrates on its last tenth, which brings the rolling 90% coverage of the next
+    600 values nearer 0.9 than the model's own σ (the Gaussian trained by CRPS is too narrow
+    for heavy tails); a short series keeps all of it for training."""
+    rng = np.random.default_rng(0)
+    n = 12_000
+    y = pd.DataFrame({"y": np.cumsum(rng.standard_t(3, n + 600))})
+    coverage = {}
+    for fraction in ("auto", 0.0):
+        f = LevyForecaster(calibration_fraction=fraction, random_state=0)
+        f.fit(y.iloc[:n])
+        hits = []
+        for start in range(n, n + 600, 10):
+            if start > n:
+                f.update(y.iloc[start - 10 : start], update_params=False)
+            iv = f.predict_interval(fh=[1, 2, 3, 4, 5], coverage=0.9).to_numpy()
+            truth = y.iloc[start : start + 5, 0].to_numpy()
+            hits.extend((iv[:, 0] <= truth) & (truth <= iv[:, 1]))
+        coverage[fraction] = np.mean(hits)
+        if fraction == "auto":
+            assert f.calibration_fraction_ == 0.1
+            assert f.calibrator_ is not None and f.sigma_scale_[0] > 1
+    assert abs(coverage["auto"] - 0.9) < abs(coverage[0.0] - 0.9)
+    assert 0.85 <= coverage["auto"] <= 0.95
+
+    short = LevyForecaster(**{**FAST, "max_epochs": 2}).fit(load_airline())
+    assert short.calibration_fraction_ == 0.0 and short.calibrator_ is None
+    np.testing.assert_array_equal(short.sigma_scale_, [1.0])
+
+
 def test_grid_search_over_two_hyperparameters():
     y = load_airline().iloc[:96]
     cv = ExpandingWindowSplitter(fh=[1, 2, 3], initial_window=72, step_length=12)
