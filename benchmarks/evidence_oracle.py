@@ -94,7 +94,7 @@ def main() -> None:
             summary.to_markdown(floatfmt=".3f"),
             "",
             "Cells significant (p < 0.05) per statistic: "
-            + ", ".join(f"{s.removeprefix('p ')} {n}/{len(summary)}" for s, n in significant.items())
+            + ", ".join(f"{s[2:]} {n}/{len(summary)}" for s, n in significant.items())
             + ".",
             "",
         ]

@@ -15,7 +15,8 @@ CRPS and RMSE are reported relative to the first configuration's on each table, 
 Gaussian 90 % coverage and the fit seconds (one torch thread). Writes
 ``benchmarks/results/regressor_budget.md``.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/regressor_budget.py '{}' '{"max_steps": 800}'``.
+Run: ``OMP_NUM_THREADS=1 python benchmarks/regressor_budget.py '{}' '{"max_steps": 800}'``
+(``--tables Boston,Housing`` runs some tables only).
 """
 
 from __future__ import annotations
@@ -77,10 +78,13 @@ def score(config: dict, X: np.ndarray, y: np.ndarray, split: int) -> dict:
 
 def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
+    tables = list(TABLES)
+    if argv[:1] == ["--tables"]:
+        tables, argv = argv[1].split(","), argv[2:]
     configs = argv or ["{}"]
     rows = []
-    for name, load in TABLES.items():
-        X, y = load()
+    for name in tables:
+        X, y = TABLES[name]()
         for config in configs:
             for split in range(SPLITS):
                 scores = score(json.loads(config), X, y, split)

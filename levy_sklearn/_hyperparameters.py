@@ -99,7 +99,8 @@ _SHARED_MARKER = "    <shared hyperparameters>\n"
 
 def shared_docs(cls: type) -> type:
     """Class decorator: put the :data:`SHARED_DOCS` entries, with ``cls``'s defaults, where
-    its docstring says ``<shared hyperparameters>``."""
+    its docstring says ``<shared hyperparameters>`` (except those its docstring documents
+    itself, where it accepts more than the other front-end)."""
     defaults = {
         name: param.default for name, param in inspect.signature(cls.__init__).parameters.items()
     }
@@ -108,6 +109,7 @@ def shared_docs(cls: type) -> type:
         + textwrap.indent(description, " " * 8)
         + "\n"
         for name, (kind, description) in SHARED_DOCS.items()
+        if f"\n    {name} : " not in cls.__doc__
     )
     cls.__doc__ = cls.__doc__.replace(_SHARED_MARKER, entries)
     return cls

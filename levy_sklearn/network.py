@@ -15,9 +15,10 @@ from torch.nn import functional as F
 
 from .attention import KeySet, LevyAttention, SoftmaxAttention
 
-__all__ = ["LevyNet", "LevyNetOutput"]
+__all__ = ["LevyNet", "LevyNetOutput", "PeriodicValueEmbedding"]
 
 ATTENTION_KINDS = ("levy", "softmax")
+VALUE_EMBEDDINGS = ("linear", "periodic")
 # Added to every predictive variance so that σ > 0 even when the last layer is certain.
 _VAR_FLOOR = 1e-6
 
@@ -63,6 +64,61 @@ class LevyNetOutput(NamedTuple):
     evidence: Tensor
     disagreement: Tensor
     noise: Tensor
+
+
+class _LinearValueEmbedding(nn.Linear):
+    """``w v + b``: the value as a direction in the embedding (the same parameters, and so
+    the same checkpoints, as a plain ``nn.Linear(1, d_model)``)."""
+
+    def __init__(self, d_model: int) -> None:
+        super().__init__(1, d_model)
+
+    def forward(self, values: Tensor, channels: Tensor) -> Tensor:
+        return super().forward(values.unsqueeze(-1))
+
+
+class PeriodicValueEmbedding(nn.Module):
+    """Periodic embedding of scalar values, one set of frequencies per channel.
+
+    ``relu(W [cos(2π f_c v), sin(2π f_c v), v] + b)`` with learned frequencies ``f_c`` drawn
+    from ``N(0, σ²)`` at the start: the "PLR" embedding of Gorishniy et al. (2022), *On
+    Embeddings for Numerical Features in Tabular Deep Learning*, where it let attention
+    models fit sharp and non-monotone effects of a feature that a linear embedding of the
+    value cannot. Written here because no maintained torch library ships it for tokens
+    that carry their own channel (rtdl's embeddings take whole feature columns).
+
+    Parameters
+    ----------
+    n_channels : int
+        Number of channels (features); each has its own frequencies.
+    d_model : int
+        Embedding size.
+    n_frequencies : int, default=16
+        Frequencies per channel.
+    sigma : float, default=0.5
+        Standard deviation of the initial frequencies (in cycles per unit of the
+        standardised value).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.network import PeriodicValueEmbedding
+    >>> embed = PeriodicValueEmbedding(n_channels=3, d_model=8)
+    >>> embed(torch.randn(2, 5), torch.randint(0, 3, (2, 5))).shape
+    torch.Size([2, 5, 8])
+    """
+
+    def __init__(
+        self, n_channels: int, d_model: int, n_frequencies: int = 16, sigma: float = 0.5
+    ) -> None:
+        super().__init__()
+        self.frequency = nn.Parameter(sigma * torch.randn(n_channels, n_frequencies))
+        self.proj = nn.Linear(2 * n_frequencies + 1, d_model)
+
+    def forward(self, values: Tensor, channels: Tensor) -> Tensor:
+        v = values.unsqueeze(-1)
+        angle = 2 * math.pi * v * self.frequency[channels]
+        return torch.relu(self.proj(torch.cat([angle.cos(), angle.sin(), v], dim=-1)))
 
 
 class TimeEncoding(nn.Module):
@@ -175,6 +231,9 @@ class LevyNet(nn.Module):
     count_prior : bool, default=False
         Let the output layer's prior ``(m₀, S₀)`` also depend on how many tokens a query
         sees (see :class:`~levy_sklearn.attention.LevyAttention`); never its evidence.
+    value_embedding : {"linear", "periodic"}, default="linear"
+        How a token's value enters its embedding: a linear map of the value, or a
+        :class:`PeriodicValueEmbedding` (more capacity per feature; pays on large tables).
     noise_head : bool, default=False
         Add a learned, input-dependent noise variance to the Lévy layer's: ``σ² = Var[u] +
         softplus(wₙᵀ E[Y] + bₙ)`` per target, the softmax twin's variance head read off the
@@ -216,10 +275,15 @@ class LevyNet(nn.Module):
         token_dropout: float = 0.0,
         count_prior: bool = False,
         noise_head: bool = False,
+        value_embedding: str = "linear",
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
             raise ValueError(f"attention={attention!r} must be one of {ATTENTION_KINDS}.")
+        if value_embedding not in VALUE_EMBEDDINGS:
+            raise ValueError(
+                f"value_embedding={value_embedding!r} must be one of {VALUE_EMBEDDINGS}."
+            )
         if n_channels < 1 or n_targets < 1:
             raise ValueError("LevyNet needs n_channels >= 1 and n_targets >= 1.")
         if not 0.0 <= token_dropout <= 1.0:
@@ -236,7 +300,11 @@ class LevyNet(nn.Module):
             # grows).
             self.key_value = nn.Parameter(torch.zeros(n_channels, d_model))
         levy_init = {"bandwidth": bandwidth, "lookback": lookback}
-        self.value_embedding = nn.Linear(1, d_model)
+        self.value_embedding = (
+            PeriodicValueEmbedding(n_channels, d_model)
+            if value_embedding == "periodic"
+            else _LinearValueEmbedding(d_model)
+        )
         self.channel_embedding = nn.Embedding(n_channels, d_model)
         self.time_encoding = TimeEncoding(d_model)
         self.encoder = nn.ModuleList(
@@ -310,7 +378,7 @@ class LevyNet(nn.Module):
         torch.Size([2, 5, 16])
         """
         return (
-            self.value_embedding(values.unsqueeze(-1))
+            self.value_embedding(values, channels)
             + self.channel_embedding(channels)
             + self.time_encoding(times)
         )

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import Bunch, check_random_state
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_array,
@@ -25,8 +26,9 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._hyperparameters import LevyHyperparameters, shared_docs
+from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
 from .conformal import ConformalIntervals, GaussianIntervals, Intervals
+from .network import VALUE_EMBEDDINGS
 from .tokens import tokens_from_rows
 from .training import (
     NET_PARAMS,
@@ -44,6 +46,11 @@ __all__ = ["LevyAttentionRegressor"]
 # Below this many validation rows, early stopping would chase noise (and tiny data sets,
 # such as those of sklearn's estimator checks, cannot be split at all): train on every row.
 _MIN_VALIDATION_ROWS = 5
+# n_layers="auto" and value_embedding="auto" give tables of at least this many training rows
+# an encoder block and periodic value embeddings (chosen on held-out tables,
+# benchmarks/results/regressor_budget.md, run 4: 11 % lower CRPS on the large ones; small
+# ones gain little and lose coverage).
+_LARGE_TABLE_ROWS = 2000
 # Integer sample weights up to this many times the row count are applied by repeating rows.
 _MAX_REPEAT = 10
 # Rows tokenised and predicted at a time (see _moments).
@@ -97,6 +104,14 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
 
     Parameters
     ----------
+    n_layers : int or "auto", default="auto"
+        Encoder blocks (self-attention between the tokens) before the output layer.
+        ``"auto"``: 1 on tables of at least 2,000 training rows, 0 below (see Notes).
+    value_embedding : {"auto", "linear", "periodic"}, default="auto"
+        How a feature's value enters its token: a linear map, or learned periodic features
+        of the value (:class:`~levy_sklearn.network.PeriodicValueEmbedding`), which fit sharp
+        and non-monotone effects. ``"auto"``: periodic on tables of at least 2,000 training
+        rows, linear below (see Notes).
     n_windowed_heads : int, default=0
         Of those, heads with a learned soft look-back window over ``feature_times`` (useful for
         rows of lags); the others see every token.
@@ -140,6 +155,11 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     ----------
     net_ : LevyNeuralNet
         The trained skorch net (its ``module_`` is the :class:`~levy_sklearn.network.LevyNet`).
+    n_layers_ : int
+        Encoder blocks of the fitted network (``n_layers`` with ``"auto"`` resolved).
+    value_embedding_ : str
+        Value embedding of the fitted network (``value_embedding`` with ``"auto"``
+        resolved).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -176,7 +196,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     that says what to do. Prediction runs in chunks of rows, so it adds memory for its
     outputs only (``benchmarks/memory.py``).
 
-    The defaults (32-dimensional embeddings, no encoder block, positional keys, CRPS, AdamW
+    The defaults (32-dimensional embeddings, on small tables no encoder block and linear
+    value embeddings, positional keys, CRPS, AdamW
     at ``lr=5e-3`` for 40 epochs of 64 rows, no validation split) were chosen on
     scikit-learn's diabetes data (R² level with ``RidgeCV`` over 20 random splits) and on
     synthetic data whose noise grows with a feature or whose features are hidden at random
@@ -189,7 +210,11 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     default: set ``validation_fraction`` (and ``patience``) for larger data. Beyond about
     5,000 rows, 40 epochs would take more than ``max_steps=3000`` optimizer steps, and the
     fit trains for the epochs that fit within them instead, so its cost stops growing with
-    the number of rows (``benchmarks/results/speed.md``).
+    the number of rows (``benchmarks/results/speed.md``). From 2,000 training rows on,
+    ``n_layers="auto"`` and ``value_embedding="auto"`` add an encoder block and periodic value
+    embeddings, which lowered the CRPS on held-out tables of thousands of rows by up to 26 %
+    at about twice the fit time (``benchmarks/results/regressor_budget.md``, run 4); on small
+    tables they cost coverage.
 
     With ``random_state=None`` every fit is seeded afresh from NumPy's global generator;
     scikit-learn's ``check_estimator`` sets an int where it compares fits.
@@ -215,6 +240,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
 
     _parameter_constraints: ClassVar[dict[str, list]] = {
         **LevyHyperparameters._parameter_constraints,
+        "n_layers": [*int_at_least(0), StrOptions({"auto"})],
+        "value_embedding": [StrOptions({"auto", *VALUE_EMBEDDINGS})],
         "feature_times": ["array-like", None],
         "positional_keys": ["boolean"],
         "noise_head": ["boolean"],
@@ -227,7 +254,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         d_model: int = 32,
         n_heads: int = 4,
         n_windowed_heads: int = 0,
-        n_layers: int = 0,
+        n_layers: int | str = "auto",
         attention: str = "levy",
         dropout: float = 0.0,
         loss: str = "crps",
@@ -242,6 +269,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         positional_keys: bool = True,
         observation_dropout: float = 0.5,
         noise_head: bool = True,
+        value_embedding: str = "auto",
         device: str = "cpu",
         random_state: int | np.random.RandomState | None = None,
         verbose: int = 0,
@@ -265,6 +293,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         self.positional_keys = positional_keys
         self.observation_dropout = observation_dropout
         self.noise_head = noise_head
+        self.value_embedding = value_embedding
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
@@ -374,6 +403,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             return self
         params = {name: getattr(self, name) for name in NET_PARAMS}
         params["random_state"] = seed
+        self.n_layers_, self.value_embedding_ = self._architecture(len(X))
+        params["n_layers"] = self.n_layers_
         n_valid = math.ceil(self.validation_fraction * len(X))
         if n_valid < _MIN_VALIDATION_ROWS or len(X) - n_valid < 1:
             params["validation_fraction"] = 0.0
@@ -383,12 +414,23 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             positional_keys=bool(self.positional_keys),
             token_dropout=float(self.observation_dropout),
             noise_head=bool(self.noise_head),
+            value_embedding=self.value_embedding_,
             recipe="rows",
             n_rows=len(X),
             **params,
         )
         self.net_: LevyNeuralNet = fit_levy_net(net, tokens, target, seed)
         return self
+
+    def _architecture(self, n_rows: int) -> tuple[int, str]:
+        """``n_layers`` and ``value_embedding`` with ``"auto"`` resolved for ``n_rows``
+        training rows."""
+        large = n_rows >= _LARGE_TABLE_ROWS
+        n_layers = (1 if large else 0) if self.n_layers == "auto" else int(self.n_layers)
+        embedding = self.value_embedding
+        if embedding == "auto":
+            embedding = "periodic" if large else "linear"
+        return n_layers, embedding
 
     def _check_fit_data(
         self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None, reset: bool

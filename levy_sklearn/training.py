@@ -566,6 +566,7 @@ def make_levy_net(
     positional_keys: bool = False,
     token_dropout: float = 0.0,
     noise_head: bool = False,
+    value_embedding: str = "linear",
 ) -> LevyNeuralNet:
     """Build (not train) the skorch net for given flat hyperparameters.
 
@@ -616,6 +617,8 @@ def make_levy_net(
     noise_head : bool, default=False
         Add the learned noise variance to the Lévy variance (see
         :class:`~levy_sklearn.network.LevyNet`).
+    value_embedding : {"linear", "periodic"}, default="linear"
+        How token values are embedded (see :class:`~levy_sklearn.network.LevyNet`).
 
     Returns
     -------
@@ -671,6 +674,7 @@ def make_levy_net(
         module__positional_keys=positional_keys,
         module__token_dropout=token_dropout,
         module__noise_head=noise_head,
+        module__value_embedding=value_embedding,
         criterion=GaussianScore,
         criterion__loss=loss,
         optimizer=torch.optim.AdamW,

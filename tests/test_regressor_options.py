@@ -211,3 +211,43 @@ def test_fit_does_not_depend_on_row_order_and_integer_weights_are_copies():
         np.repeat(X, counts, 0), np.repeat(y, counts)
     )
     np.testing.assert_array_equal(weighted.predict(X), repeated.predict(X))
+
+
+def test_auto_architecture_follows_the_number_of_training_rows():
+    # n_layers="auto", value_embedding="auto": an encoder block and periodic value
+    # embeddings from 2,000 training rows on (rows of weight 0 do not count), the plain
+    # network below; explicit values are kept as given.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 2))
+    y = X[:, 0]
+    fast = {"max_epochs": 1, "max_steps": 5, "random_state": 0}
+    big = LevyAttentionRegressor(**fast).fit(X, y)
+    assert (big.n_layers_, big.value_embedding_) == (1, "periodic")
+    assert len(big.net_.module_.encoder) == 1
+    assert type(big.net_.module_.value_embedding).__name__ == "PeriodicValueEmbedding"
+    weights = np.r_[np.zeros(1), np.ones(1999)]
+    small = LevyAttentionRegressor(**fast).fit(X, y, sample_weight=weights)
+    assert (small.n_layers_, small.value_embedding_) == (0, "linear")
+    assert len(small.net_.module_.encoder) == 0
+    fixed = LevyAttentionRegressor(n_layers=2, value_embedding="linear", **fast).fit(X, y)
+    assert (fixed.n_layers_, fixed.value_embedding_) == (2, "linear")
+
+
+def test_periodic_values_fit_a_non_monotone_effect_that_a_linear_embedding_cannot():
+    # y = sin(3x): the network without encoder blocks reads each feature through its
+    # value embedding alone; periodic features of the value fit the curve, a linear map of
+    # the value (through the output layer's layer norm) leaves most of it (R² from sklearn).
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(600, 1))
+    y = np.sin(3 * X[:, 0]) + 0.05 * rng.normal(size=600)
+    X_test = rng.uniform(-2, 2, size=(300, 1))
+    y_test = np.sin(3 * X_test[:, 0])
+    scores = {
+        embedding: LevyAttentionRegressor(
+            n_layers=0, value_embedding=embedding, observation_dropout=0.0, random_state=0
+        )
+        .fit(X, y)
+        .score(X_test, y_test)
+        for embedding in ("linear", "periodic")
+    }
+    assert scores["periodic"] > 0.9 > scores["linear"] + 0.2, scores
