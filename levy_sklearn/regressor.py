@@ -207,14 +207,16 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     features went missing); a
     fit of a few hundred rows takes about two seconds on one CPU core. Early stopping on a
     held-out share of such small data cost more accuracy than it saved, so it is off by
-    default: set ``validation_fraction`` (and ``patience``) for larger data. Beyond about
-    5,000 rows, 40 epochs would take more than ``max_steps=3000`` optimizer steps, and the
-    fit trains for the epochs that fit within them instead, so its cost stops growing with
-    the number of rows (``benchmarks/results/speed.md``). From 2,000 training rows on,
-    ``n_layers="auto"`` and ``value_embedding="auto"`` add an encoder block and periodic value
-    embeddings, which lowered the CRPS on held-out tables of thousands of rows by up to 26 %
-    at about twice the fit time (``benchmarks/results/regressor_budget.md``, run 4); on small
-    tables they cost coverage.
+    default: set ``validation_fraction`` (and ``patience``) for larger data. From 2,000
+    training rows on, ``n_layers="auto"`` and ``value_embedding="auto"`` add an encoder block
+    and periodic value embeddings, which lowered the CRPS on held-out tables of thousands of
+    rows by up to 26 % (``benchmarks/results/regressor_budget.md``, run 4); on small tables
+    they cost coverage. Beyond about 2,400 rows, 40 epochs would take more than
+    ``max_steps=1500`` optimizer steps, and the fit trains for the epochs that fit within
+    them instead, so its cost stops growing with the number of rows
+    (``benchmarks/results/speed.md``): the larger network needs half the steps of the
+    smaller one (run 5: 1.5 % more CRPS than with 3,000 steps at half the time; still 23 %
+    less than the smaller network's on diamonds).
 
     With ``random_state=None`` every fit is seeded afresh from NumPy's global generator;
     scikit-learn's ``check_estimator`` sets an int where it compares fits.
@@ -260,7 +262,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         loss: str = "crps",
         lr: float = 5e-3,
         max_epochs: int = 40,
-        max_steps: int | None = 3000,
+        max_steps: int | None = 1500,
         batch_size: int = 64,
         validation_fraction: float = 0.0,
         patience: int | None = 20,
