@@ -17,6 +17,10 @@ per fold (fit and predict). ``--series`` runs some series only; ``--seeds 0,1`` 
 configuration with each ``random_state`` and compares it with the first configuration of
 the same seed.
 
+``--log`` forecasts the logarithm of each series instead (sktime's
+``TransformedTargetForecaster`` with a ``LogTransformer``; series with values ≤ 0 are
+skipped), for multiplicative seasons.
+
 ``--glucose`` runs the configurations on held-out splits of the irregular glucose record
 instead: the protocol of ``benchmarks/forecasters.py`` (random cutoffs in the week after the
 training prefix, every reading within 60 min), with training prefixes of 20, 30 and 40 % of
@@ -41,6 +45,8 @@ import numpy as np
 import pandas as pd
 import torch
 from forecasters import backtest, run_glucose
+from sktime.forecasting.compose import TransformedTargetForecaster
+from sktime.transformations.series.boxcox import LogTransformer
 
 from levy_sklearn import LevyForecaster
 
@@ -88,6 +94,7 @@ def main() -> None:
     parser.add_argument("--series", default=",".join(SERIES), help="these series only")
     parser.add_argument("--seeds", default="0", help="random_state values, e.g. 0,1")
     parser.add_argument("--glucose", action="store_true", help="held-out glucose splits")
+    parser.add_argument("--log", action="store_true", help="forecast log(y) (positive series)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
@@ -98,10 +105,17 @@ def main() -> None:
     for name in args.series.split(","):
         load, horizon = SERIES[name]
         y = load()
+        if args.log and (y <= 0).any():
+            print(name, "skipped: values ≤ 0 have no logarithm", flush=True)
+            continue
         initial = len(y) - FOLDS * horizon
         for seed in seeds:
             for config in configs:
                 forecaster = LevyForecaster(**{"random_state": seed, **json.loads(config)})
+                if args.log:
+                    forecaster = TransformedTargetForecaster(
+                        [("log", LogTransformer()), ("levy", forecaster)]
+                    )
                 folds = backtest(forecaster, y, initial, horizon, horizon)
                 rows.append(folds.assign(series=name, seed=seed, config=config))
                 scores = folds[["crps", "cov90"]].mean().round(4).to_dict()
