@@ -126,6 +126,12 @@ def _compatible_kinds(a: str, b: str) -> bool:
     return a == b or (a in _TIMEDELTA_KINDS and b in _TIMEDELTA_KINDS)
 
 
+def _calibration_start(t: np.ndarray, fraction: float) -> float:
+    """Time at which the last ``fraction`` of a series' time span (held out for calibration)
+    begins."""
+    return t[0] + (1 - fraction) * (t[-1] - t[0])
+
+
 @shared_docs
 class LevyForecaster(LevyHyperparameters, BaseForecaster):
     r"""Probabilistic forecaster for irregular, multivariate series and panels (Lévy attention).
@@ -504,7 +510,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         for t, v in zip(times, values, strict=True):
             split = np.inf
             if part != "all" and self.calibration_fraction_ > 0 and t.size:
-                split = t[0] + (1 - self.calibration_fraction_) * (t[-1] - t[0])
+                split = _calibration_start(t, self.calibration_fraction_)
             if part == "calibrate":
                 cut = self._cutoffs(t, v, split, np.inf)
                 gap = np.zeros(cut.size)
@@ -596,7 +602,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         held_out = 0
         for t, v in zip(times, values, strict=True):
             if t.size:
-                held_out += int(np.isfinite(v[t > t[0] + (1 - share) * (t[-1] - t[0])]).sum())
+                held_out += int(np.isfinite(v[t > _calibration_start(t, share)]).sum())
         return share if held_out >= _AUTO_CALIBRATION_MIN_OBSERVATIONS else 0.0
 
     def _calibrate(
