@@ -132,6 +132,20 @@ def _calibration_start(t: np.ndarray, fraction: float) -> float:
     return t[0] + (1 - fraction) * (t[-1] - t[0])
 
 
+def _channel_ages(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
+    """Per window and channel, the time from the channel's last context observation to the
+    window's origin (the last observation of any channel); 0 for a channel with none (its
+    σ is the prior's)."""
+    last = np.stack(
+        [
+            np.where(tokens["mask"] & (tokens["channels"] == ch), tokens["times"], -np.inf).max(1)
+            for ch in range(n_channels)
+        ],
+        axis=1,
+    )
+    return np.where(np.isfinite(last), -last, 0.0)
+
+
 @shared_docs
 class LevyForecaster(LevyHyperparameters, BaseForecaster):
     r"""Probabilistic forecaster for irregular, multivariate series and panels (Lévy attention).
@@ -155,10 +169,12 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     σ grows across gaps; a sparse history gives the attention little evidence (``Λ``, which
     counts observations only), and as evidence runs out the output moves to the learned prior
     of the output layer, whose spread training with thinned and gap-cut windows
-    (``observation_dropout``) teaches. Beyond ``max_horizon`` after the last observation (no
-    training signal there) the mean is the network's extrapolation and the variance is
-    floored by the variance at ``max_horizon`` times ``horizon / max_horizon`` (random-walk
-    growth).
+    (``observation_dropout``) teaches. Beyond ``max_horizon`` (no training signal there) the
+    mean is the network's extrapolation and the variance is floored by the variance at
+    ``max_horizon`` times ``horizon / max_horizon`` (random-walk growth), where a channel's
+    horizon counts from its own last observation in the context: a channel silent for
+    longer than the others (a lab value drawn hours before the last heart rate) is
+    forecast as far ahead as it really is, not from the other channels' last report.
 
     A panel passed to ``fit`` trains one global model over all its series and forecasts each
     of them. A relative ``fh`` counts from each series' own last time point, as sktime's
@@ -873,17 +889,18 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         noise = np.empty_like(mean)
         evidence = np.empty((*mean.shape, n_heads))
         disagreement = np.empty_like(evidence)
+        age = _channel_ages(windows.tokens, n_ch)
         for w, (i, k) in enumerate(where):
-            # Horizons count from the window's origin (its last observation), so a gap
-            # before the cutoff counts as horizon too.
-            rel = t_all[i][k] - windows.origins[w]
+            # Horizons count from each channel's last observation, so a gap before the
+            # cutoff, or a channel silent for longer than the others, counts as horizon too.
+            rel = (t_all[i][k] - windows.origins[w])[:, None] + age[w]
             q = (k.size + 1) * n_ch
             m = (loc[w, :q] + scale[w, :q] * out.mean[w, :q]).reshape(k.size + 1, n_ch)
             scale2 = scale[w, :q] ** 2  # variances and their parts scale alike
             s2 = (scale2 * out.variance[w, :q]).reshape(k.size + 1, n_ch)
-            floor = s2[-1] * (rel[:, None] / span)
+            floor = s2[-1] * (rel / span)
             mean[i, k] = m[:-1]
-            var[i, k] = np.where(rel[:, None] > span, np.maximum(s2[:-1], floor), s2[:-1])
+            var[i, k] = np.where(rel > span, np.maximum(s2[:-1], floor), s2[:-1])
             noise[i, k] = (scale2 * out.noise[w, :q]).reshape(k.size + 1, n_ch)[:-1]
             evidence[i, k] = out.evidence[w, :q].reshape(k.size + 1, n_ch, n_heads)[:-1]
             d = scale2[:, None] * out.disagreement[w, :q]
