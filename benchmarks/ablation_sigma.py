@@ -139,6 +139,20 @@ VARIANTS = {
         "module__rate": 1.0,
         "noise_head": True,
     },
+    # Session 8: heads with a learned look-back over the lags (their evidence weights recent
+    # observations), and a wider value path, both on top of the default.
+    "rates 1…1000, crps, noise head, 2 windowed heads": {
+        "loss": "crps",
+        "module__rate": SPREAD,
+        "noise_head": True,
+        "n_windowed_heads": 2,
+    },
+    "rates 1…1000, crps, noise head, d_model 64": {
+        "loss": "crps",
+        "module__rate": SPREAD,
+        "noise_head": True,
+        "d_model": 64,
+    },
 }
 
 
