@@ -153,6 +153,12 @@ VARIANTS = {
         "noise_head": True,
         "d_model": 64,
     },
+    "rates 1…1000, crps, noise head, observation dropout 0.25": {
+        "loss": "crps",
+        "module__rate": SPREAD,
+        "noise_head": True,
+        "observation_dropout": 0.25,
+    },
 }
 
 
