@@ -171,10 +171,12 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     of the output layer, whose spread training with thinned and gap-cut windows
     (``observation_dropout``) teaches. Beyond ``max_horizon`` (no training signal there) the
     mean is the network's extrapolation and the variance is floored by the variance at
-    ``max_horizon`` times ``horizon / max_horizon`` (random-walk growth), where a channel's
-    horizon counts from its own last observation in the context: a channel silent for
-    longer than the others (a lab value drawn hours before the last heart rate) is
-    forecast as far ahead as it really is, not from the other channels' last report.
+    ``max_horizon`` after the window's origin times ``horizon / max_horizon`` (random-walk
+    growth), where a channel's horizon counts from its own last observation in the context:
+    a channel silent for longer than the others (a lab value drawn hours before the last
+    heart rate) is forecast as far ahead as it really is, not from the other channels' last
+    report. The floor is conservative: for a channel silent for less than ``max_horizon``
+    it steps up where the channel's own horizon passes ``max_horizon``.
 
     A panel passed to ``fit`` trains one global model over all its series and forecasts each
     of them. A relative ``fh`` counts from each series' own last time point, as sktime's
