@@ -21,6 +21,11 @@ the same seed.
 ``TransformedTargetForecaster`` with a ``LogTransformer``; series with values ≤ 0 are
 skipped), for multiplicative seasons.
 
+``--seed-spread N`` measures instead how much of one fit's score is seed noise: per series
+and fold, the CRPS of the first configuration with ``random_state`` 0 … N−1, their spread,
+and the CRPS of the Normal that matches the N forecasts' mixture (mean of the means;
+mean of the variances plus the variance of the means) — an ensemble, as a yardstick only.
+
 ``--glucose`` runs the configurations on held-out splits of the irregular glucose record
 instead: the protocol of ``benchmarks/forecasters.py`` (random cutoffs in the week after the
 training prefix, every reading within 60 min), with training prefixes of 20, 30 and 40 % of
@@ -49,6 +54,7 @@ from sktime.forecasting.compose import TransformedTargetForecaster
 from sktime.transformations.series.boxcox import LogTransformer
 
 from levy_sklearn import LevyForecaster
+from levy_sklearn.metrics import gaussian_crps
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FOLDS = 2
@@ -88,6 +94,43 @@ SERIES = {
 }
 
 
+def seed_spread(config: dict, names: list[str], n_seeds: int) -> None:
+    """Single fits against the moment-matched average of ``n_seeds`` fits, per fold."""
+    rows = []
+    for name in names:
+        load, horizon = SERIES[name]
+        y = load()
+        fh = list(range(1, horizon + 1))
+        for fold in range(FOLDS):
+            end = len(y) - (FOLDS - fold) * horizon
+            train, test = y.iloc[:end], y.iloc[end : end + horizon].to_numpy()
+            fits = [
+                LevyForecaster(**{**config, "random_state": s}).fit(train) for s in range(n_seeds)
+            ]
+            mean = np.array([f.predict(fh=fh).to_numpy().ravel() for f in fits])
+            var = np.array([f.predict_var(fh=fh).to_numpy().ravel() for f in fits])
+            sd = np.sqrt(var)
+            single = [np.mean(gaussian_crps(test, m, s)) for m, s in zip(mean, sd, strict=True)]
+            pooled = np.sqrt(var.mean(0) + mean.var(0))
+            rows.append(
+                dict(
+                    series=name,
+                    fold=fold,
+                    single=np.mean(single),
+                    seed_sd=np.std(single) / np.mean(single),
+                    averaged=np.mean(gaussian_crps(test, mean.mean(0), pooled)) / np.mean(single),
+                )
+            )
+            print(rows[-1], flush=True)
+    table = pd.DataFrame(rows)
+    print(table.round(3).to_markdown(index=False))
+    print(
+        f"\nCRPS of the {n_seeds}-fit average / mean single fit: geometric mean "
+        f"{np.exp(np.log(table.averaged).mean()):.3f}; seed s.d. of one fit's CRPS: median "
+        f"{table.seed_sd.median():.3f} of its mean."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("configs", nargs="*", default=["{}"], help="JSON overrides")
@@ -95,11 +138,14 @@ def main() -> None:
     parser.add_argument("--seeds", default="0", help="random_state values, e.g. 0,1")
     parser.add_argument("--glucose", action="store_true", help="held-out glucose splits")
     parser.add_argument("--log", action="store_true", help="forecast log(y) (positive series)")
+    parser.add_argument("--seed-spread", type=int, help="seed noise of N fits per fold")
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     if args.glucose:
         return glucose(args.configs)
+    if args.seed_spread:
+        return seed_spread(json.loads(args.configs[0]), args.series.split(","), args.seed_spread)
     configs, seeds = args.configs, [int(s) for s in args.seeds.split(",")]
     rows = []
     for name in args.series.split(","):
