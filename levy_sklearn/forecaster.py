@@ -176,7 +176,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     a channel silent for longer than the others (a lab value drawn hours before the last
     heart rate) is forecast as far ahead as it really is, not from the other channels' last
     report. The floor is conservative: for a channel silent for less than ``max_horizon``
-    it steps up where the channel's own horizon passes ``max_horizon``.
+    it steps up where the channel's own horizon passes ``max_horizon``. A channel silent
+    for longer than ``context_length`` keeps its last observation in the window's context,
+    so the same holds for it (rather than the learned prior answering for it, whose σ can be
+    smaller than that of a channel seen recently).
 
     A panel passed to ``fit`` trains one global model over all its series and forecasts each
     of them. A relative ``fh`` counts from each series' own last time point, as sktime's

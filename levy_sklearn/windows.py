@@ -430,6 +430,42 @@ def _window_location(
     return level, slope, spread2
 
 
+class _LastCells:
+    """Adds to a context the last observation of each channel it holds none of.
+
+    A channel silent for longer than the look-back would otherwise drop out of the context
+    and be answered by the learned prior, whose σ can be smaller than that of a channel
+    seen recently; with its last value in the context it is anchored there, its horizon
+    counts from it, and σ grows with the time since (the forecaster's floor)."""
+
+    def __init__(self, t: np.ndarray, v: np.ndarray) -> None:
+        self.cells = []
+        for ch in range(v.shape[1]):
+            ok = np.isfinite(v[:, ch])
+            self.cells.append((t[ok], v[ok, ch]))
+
+    def __call__(
+        self, end: float, cutoff: float, event: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``event`` (tokens relative to ``cutoff``) plus the last cell at or before ``end``
+        of every channel without a token in it."""
+        extra = []
+        for ch, (times, values) in enumerate(self.cells):
+            if np.any(event[1] == ch):
+                continue
+            last = int(np.searchsorted(times, end, side="right")) - 1
+            if last >= 0:
+                extra.append((times[last] - cutoff, ch, values[last]))
+        if not extra:
+            return event
+        tt, chans, vv = (np.asarray(x) for x in zip(*extra, strict=True))
+        return (
+            np.concatenate([tt, event[0]]),
+            np.concatenate([chans, event[1]]).astype(event[1].dtype),
+            np.concatenate([vv, event[2]]),
+        )
+
+
 class _HistoryScale:
     """Per-channel scale floor of a series from its whole observed history up to a cutoff.
 
@@ -486,7 +522,10 @@ def series_windows(
 
     For every series ``i`` and every cutoff ``c`` in ``cutoffs[i]``, the context is every
     observed cell with time in ``(c − context_length, c]`` (one token per non-NaN cell,
-    channel = column; a NaN is no token). Times are made relative to the window's origin,
+    channel = column; a NaN is no token), plus the last observed cell of each channel that
+    has none there: a channel silent for longer than the look-back keeps its last value in
+    the context, so it is anchored there and its horizon counts from it, instead of
+    dropping out of the window. Times are made relative to the window's origin,
     its last context observation (``c`` itself when the context is empty), so a gap between
     the last observation and the cutoff lengthens the horizon of every query. The queries are
     either the observed rows in ``(c, c + horizon]`` (training: targets are their values,
@@ -588,6 +627,7 @@ def series_windows(
         end = np.inf if target_end is None else float(target_end[i])
         # Without normalisation no window is scaled, so no history scale is needed.
         history_scale = None if normalization == "none" else _HistoryScale(t_i, v_i, min_scale)
+        last_cells = _LastCells(t_i, v_i)
         cuts = np.asarray(cutoffs[i], dtype=np.float64)
         gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
         keeps = np.zeros(cuts.size, bool) if gap_keeps_last is None else gap_keeps_last[i]
@@ -595,6 +635,7 @@ def series_windows(
             tt, chans, vv = _context(t_i, v_i, c - gap, c, context_length, max_tokens)
             if keep and gap > 0:
                 tt, chans, vv = _with_last_row(t_i, v_i, c - gap, c, (tt, chans, vv))
+            tt, chans, vv = last_cells(c - gap, c, (tt, chans, vv))
             # Time origin: the last observation (the cutoff if there is none), so a gap before
             # the cutoff lengthens every horizon instead of going unseen.
             shift = tt.max() if tt.size else 0.0

@@ -210,3 +210,25 @@ def test_no_windows():
     )
     assert w.tokens["times"].shape == (0, 1) and w.targets.shape == (0, 1)
     assert w.query_valid.shape == (0, 1)
+
+
+def test_a_channel_silent_beyond_the_look_back_keeps_its_last_cell():
+    # ch 1 was last observed at t = 1 (value 10), long before the look-back (5, 9]: it keeps
+    # that cell as a token (time relative to the origin t = 9); ch 0 is windowed as usual.
+    t = np.arange(10.0)
+    v = np.column_stack([np.arange(10.0), np.full(10, NAN)])
+    v[1, 1] = 10.0
+    cut = [np.array([9.0])]
+    w = series_windows([t], [v], cut, context_length=4, horizon=1, normalization="none")
+    tokens = w.tokens["times"][0], w.tokens["channels"][0], w.tokens["values"][0]
+    assert sorted(zip(*tokens, strict=True)) == [
+        (-8.0, 1, 10.0),
+        (-3.0, 0, 6.0),
+        (-2.0, 0, 7.0),
+        (-1.0, 0, 8.0),
+        (0.0, 0, 9.0),
+    ]
+    # a channel never observed before the cutoff gets no token
+    v[1, 1] = NAN
+    w = series_windows([t], [v], cut, context_length=4, horizon=1)
+    assert set(w.tokens["channels"][0][w.tokens["mask"][0]]) == {0}
