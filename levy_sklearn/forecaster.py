@@ -731,8 +731,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
         Writes ``net_``, ``time_unit_``, ``time_kind_``, ``context_span_``, ``horizon_span_``,
         ``channel_mean_``, ``channel_scale_``, ``n_channels_``, ``calibration_fraction_``,
-        ``calibrator_`` and the
-        context kept for prediction. After ``pretrain``, the pretrained network is kept.
+        ``calibrator_``, ``sigma_scale_`` and the context kept for prediction. After
+        ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
         series = _instances(y)
