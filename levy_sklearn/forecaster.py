@@ -64,6 +64,12 @@ _HOLE_SHARE = 0.5
 # points the lost tenth costs about 9 % CRPS).
 _AUTO_CALIBRATION_FRACTION = 0.1
 _AUTO_CALIBRATION_MIN_OBSERVATIONS = 1000
+# ar_order="auto" on regularly spaced series: the order chosen on held-out series
+# (benchmarks/results/forecaster_ablation.md, run 22; 5, 9, 13, 19 and 37 were tried).
+_AUTO_AR_ORDER = 13
+# A series is regularly spaced when every step is within this share of the time unit (month
+# ends: 28–31 days).
+_REGULAR_TOLERANCE = 0.25
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 _PRETRAINED = [
     "pretrained_net_",
@@ -280,6 +286,18 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         their cutoff, or (half of them) has a hole of that span before its last observation.
         Sparse and gappy histories then get the larger σ they deserve. ``0`` trains on the
         windows as cut.
+    ar_order : int or "auto", default="auto"
+        Order of a linear autoregression added to the network's mean (see
+        :class:`~levy_sklearn.network.LinearLags`): each channel's context, read on a grid
+        of ``ar_order`` lags one time unit apart ending at the last observation, maps
+        linearly to a shift of the forecast at every horizon, learned with the network
+        from zero. It gives the network the linear dependence on the recent past (cycles,
+        partial mean reversion) that classical forecasters are built on; the shift depends
+        only on the observations, so σ is the Lévy layer's as before. At most one lag per
+        time unit of ``context_length``. ``"auto"``: 13 on regularly spaced series (every
+        step within 25 % of the time unit), 0 (none) on irregular ones, where it forecast
+        held-out glucose records worse (``benchmarks/results/forecaster_ablation.md``,
+        run 22). ``0`` turns it off.
     refit_on_update : bool, default=False
         If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
         recalibrates a pretrained network); otherwise ``update`` only extends the context,
@@ -305,6 +323,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         Per-channel standardisation.
     n_channels_ : int
         Number of columns of ``y``.
+    ar_order_ : int
+        Lags of the network's autoregression (``ar_order`` resolved and capped by the
+        context; that of the pretrained network after ``pretrain``; 0: none).
     calibration_fraction_ : float
         The share of each series held out for calibration (``calibration_fraction`` with
         ``"auto"`` resolved; 0 means no calibration).
@@ -321,17 +342,18 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     The network defaults (``lr=1e-2``, batches of 32 windows, ``dropout=0.1``,
     ``weight_decay=0.05``) were chosen on the load_airline backtest in
     ``benchmarks/forecaster_airline.py``. ``seasonal_period="auto"``,
-    ``normalization="last"``, the hole windows of ``observation_dropout`` and
+    ``normalization="last"``, the hole windows of ``observation_dropout``, ``ar_order`` and
     ``max_epochs=10`` were chosen on twelve series the reported benchmarks do not use
     (``benchmarks/results/forecaster_ablation.md``): the season lowered the CRPS on the
-    seasonal ones, the last-value anchor by 22 % and the holes by 5 % (geometric means over
-    seeds), and 10 epochs were the cheapest setting within 5 % of the best geometric mean
-    CRPS of 10–40 epochs, with better coverage (small series overfit over many epochs, which
-    shows as over-confident folds) at a quarter of the time. ``max_steps=500`` binds on
-    none of those series; it bounds the training on a large panel or a long series, where
-    each epoch already takes tens to hundreds of steps: pretraining on a held-out draw of
-    irregular vitals forecast as well after 500 steps as after 5,000 (zero-shot CRPS 1.005
-    times, ``benchmarks/results/pretrain_budget.md``) at a tenth of the time.
+    seasonal ones, the last-value anchor by 22 %, the holes by 5 % and the autoregression
+    by 9.5 % (geometric means over seeds), and 10 epochs were the cheapest setting within
+    5 % of the best geometric mean CRPS of 10–40 epochs, with better coverage (small series
+    overfit over many epochs, which shows as over-confident folds) at a quarter of the time.
+    ``max_steps=500`` binds on none of those series; it bounds the training on a large panel
+    or a long series, where each epoch already takes tens to hundreds of steps: pretraining
+    on a held-out draw of irregular vitals forecast as well after 500 steps as after 5,000
+    (zero-shot CRPS 1.005 times, ``benchmarks/results/pretrain_budget.md``) at a tenth of
+    the time.
 
     Examples
     --------
@@ -392,6 +414,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         "windows_per_series": int_at_least(1),
         "calibration_fraction": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "refit_on_update": ["boolean"],
+        "ar_order": [*int_at_least(0), StrOptions({"auto"})],
     }
 
     def __init__(
@@ -406,6 +429,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         calibration_fraction: float | str = "auto",
         observation_dropout: float = 0.3,
         refit_on_update: bool = False,
+        ar_order: int | str = "auto",
         d_model: int = 32,
         n_heads: int = 4,
         n_windowed_heads: int = 2,
@@ -433,6 +457,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.calibration_fraction = calibration_fraction
         self.observation_dropout = observation_dropout
         self.refit_on_update = refit_on_update
+        self.ar_order = ar_order
         self.d_model = d_model
         self.n_heads = n_heads
         self.n_windowed_heads = n_windowed_heads
@@ -478,6 +503,14 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.seasonal_period_ = (
             None if period is None else span_in_units(period, self.time_unit_, "seasonal_period")
         )
+        order = self.ar_order
+        if isinstance(order, str):  # "auto": on regularly spaced series only
+            steps = [np.diff(index_to_time(ix, self.time_unit_)) for ix in indexes]
+            regular = all(np.all(np.abs(d - 1) <= _REGULAR_TOLERANCE) for d in steps)
+            order = _AUTO_AR_ORDER if regular else 0
+        # At most one lag per time unit of the context (lag 0 included): no lag reaches
+        # further back than a window does.
+        self._ar_lags = int(min(order, np.floor(self.context_span_) + 1))
 
     def _fit_scaling(self, series: list[tuple[Hashable, pd.DataFrame]]) -> None:
         values = np.concatenate([frame.to_numpy(dtype=np.float64) for _, frame in series])
@@ -579,12 +612,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
     ) -> LevyNeuralNet:
         windows = self._windows(times, values, part, seed)
-        return self._train_on(windows, values[0].shape[1], self.context_span_, seed)
+        return self._train_on(windows, values[0].shape[1], self, seed)
 
     def _train_on(
-        self, windows: SeriesWindows, n_channels: int, context_span: float, seed: int
+        self, windows: SeriesWindows, n_channels: int, axis: LevyForecaster, seed: int
     ) -> LevyNeuralNet:
-        """Build the net (windowed heads start with half the context as look-back), train."""
+        """Build the net for the time axis of ``axis`` (``self``, or the pretraining panel's
+        scratch copy): windowed heads start with half the context as look-back, the
+        autoregression has ``axis._ar_lags`` lags and a weight per time unit of the horizon.
+        Train it."""
         if not np.isfinite(windows.targets).any():
             raise ValueError(
                 "No training window could be cut from y: every window needs at least one "
@@ -597,7 +633,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             **{name: getattr(self, name) for name in NET_PARAMS if name != "random_state"},
             random_state=seed,
             bandwidth=1.0,
-            lookback=max(context_span / 2, 1.0),
+            lookback=max(axis.context_span_ / 2, 1.0),
+            n_lags=axis._ar_lags,
+            n_lag_horizons=max(int(np.ceil(axis.horizon_span_)), 1),
             token_dropout=float(self.observation_dropout),
             recipe="windows",
             n_rows=len(windows.targets),
@@ -671,11 +709,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
     # ------------------------------------------------------------------ sktime private API
 
-    def _pretraining_windows(
-        self, y, seed: int
-    ) -> tuple[SeriesWindows, float, pd.Timedelta | float, str]:
-        """Windows of every series of a pretraining panel, their context span, time unit and
-        time kind, cut without touching the fitted state."""
+    def _pretraining_windows(self, y, seed: int) -> tuple[SeriesWindows, LevyForecaster]:
+        """Windows of every series of a pretraining panel and the copy of the forecaster
+        that holds their time axis (context span, time unit and kind), cut without touching
+        the fitted state."""
         # The time axis and scaling of the panel are written on a shallow copy: the fitted
         # forecaster keeps its own, and the pretrained attributes are read as they are.
         scratch = copy.copy(self)
@@ -684,7 +721,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         scratch._fit_scaling(series)
         times, values = scratch._arrays(series)
         windows = scratch._windows(times, values, "all", seed)
-        return windows, scratch.context_span_, scratch.time_unit_, scratch.time_kind_
+        return windows, scratch
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on every series of the panel ``y``.
@@ -696,10 +733,11 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         for name in _PRETRAINED:  # pretrain after fit starts afresh
             self.__dict__.pop(name, None)
         seed = self._seed()
-        windows, span, unit, kind = self._pretraining_windows(y, seed)
-        net = self._train_on(windows, y.shape[1], span, seed)
+        windows, axis = self._pretraining_windows(y, seed)
+        net = self._train_on(windows, y.shape[1], axis, seed)
         # Written together once training succeeded: an interrupted pretrain leaves none.
-        self.pretrained_time_unit_, self.pretrained_time_kind_ = unit, kind
+        self.pretrained_time_unit_ = axis.time_unit_
+        self.pretrained_time_kind_ = axis.time_kind_
         self.pretrained_n_channels_ = y.shape[1]
         self.pretrained_net_ = net
         return self
@@ -730,8 +768,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.
 
         Writes ``net_``, ``time_unit_``, ``time_kind_``, ``context_span_``, ``horizon_span_``,
-        ``channel_mean_``, ``channel_scale_``, ``n_channels_``, ``calibration_fraction_``,
-        ``calibrator_``, ``sigma_scale_`` and the context kept for prediction. After
+        ``channel_mean_``, ``channel_scale_``, ``n_channels_``, ``ar_order_``,
+        ``calibration_fraction_``, ``calibrator_``, ``sigma_scale_`` and the context kept for
+        prediction. After
         ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
@@ -759,6 +798,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         else:
             self.net_ = pretrained
             self._calibrate(times, values, "all", seed)
+        lags = self.net_.module_.lags
+        self.ar_order_ = 0 if lags is None else int(lags.weight.shape[-1])
         self._series = dict(series)
         self._set_step()
 
@@ -1159,5 +1200,6 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 "calibration_fraction": 0.3,
                 "windows_per_series": 16,
                 "refit_on_update": True,
+                "ar_order": 0,
             },
         ]

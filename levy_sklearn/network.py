@@ -15,12 +15,14 @@ from torch.nn import functional as F
 
 from .attention import KeySet, LevyAttention, SoftmaxAttention
 
-__all__ = ["LevyNet", "LevyNetOutput", "PeriodicValueEmbedding"]
+__all__ = ["LevyNet", "LevyNetOutput", "LinearLags", "PeriodicValueEmbedding"]
 
 ATTENTION_KINDS = ("levy", "softmax")
 VALUE_EMBEDDINGS = ("linear", "periodic")
 # Added to every predictive variance so that σ > 0 even when the last layer is certain.
 _VAR_FLOOR = 1e-6
+# Hat-weight sums below this count as "nothing observed near this lag" (LinearLags).
+_EMPTY_WEIGHT = 1e-6
 
 
 class LevyNetOutput(NamedTuple):
@@ -167,6 +169,105 @@ class EncoderBlock(nn.Module):
         return x + self.dropout(self.ffn(self.norm2(x)))
 
 
+class LinearLags(nn.Module):
+    r"""A linear autoregression on the context, added to the network's mean.
+
+    The observed context of each channel is read on a regular grid of ``n_lags`` lags, one
+    time unit apart and ending at the window's origin (lag ``k`` at time ``−k``): each
+    grid point gets the average of the channel's values within one unit of it, weighted
+    by the hat function ``max(0, 1 − |lag − k|)`` (on a regular series, exactly the value
+    ``k`` steps back; ``0``, the window's anchor, where nothing was observed near it). A
+    linear map per target, horizon and channel turns the grid into a shift of the mean;
+    horizons ``1 … n_horizons`` time units have their own weights, interpolated between
+    them, and queries outside take the nearest. The weights start at zero, so the network
+    starts as it would without this path.
+
+    It is the classical direct multi-step autoregression: the linear dependence of a
+    forecast on the recent past (an oscillation, a partial mean reversion) that attention,
+    a convex combination of values, can express only through several heads. The shift is a
+    deterministic function of the observations, so the Lévy variance stays exact.
+
+    Parameters
+    ----------
+    n_channels, n_targets : int
+        Observation and query channels.
+    n_lags : int
+        Grid points (the autoregression's order), ``≥ 1``.
+    n_horizons : int
+        Horizons with their own weights, ``≥ 1``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.network import LinearLags
+    >>> lags = LinearLags(n_channels=1, n_targets=1, n_lags=3, n_horizons=2)
+    >>> with torch.no_grad():
+    ...     lags.weight[0, :, 0, 1] = 1.0  # forecast the value one step back
+    >>> times = torch.tensor([[-2.0, -1.0, 0.0]])
+    >>> values = torch.tensor([[5.0, 7.0, 0.0]])
+    >>> mask = torch.ones(1, 3, dtype=torch.bool)
+    >>> zeros = torch.zeros(1, 3, dtype=torch.long)
+    >>> lags(times, zeros, values, mask, torch.tensor([[1.0, 2.0]]), zeros[:, :2])
+    tensor([[7., 7.]], grad_fn=<SumBackward1>)
+    """
+
+    def __init__(self, n_channels: int, n_targets: int, n_lags: int, n_horizons: int) -> None:
+        super().__init__()
+        if n_lags < 1 or n_horizons < 1:
+            raise ValueError("LinearLags needs n_lags >= 1 and n_horizons >= 1.")
+        self.weight = nn.Parameter(torch.zeros(n_targets, n_horizons, n_channels, n_lags))
+
+    def forward(
+        self,
+        times: Tensor,
+        channels: Tensor,
+        values: Tensor,
+        mask: Tensor,
+        query_times: Tensor,
+        query_channels: Tensor,
+    ) -> Tensor:
+        """The autoregression's shift of the mean for every query.
+
+        Parameters
+        ----------
+        times, channels, values, mask, query_times, query_channels : Tensor
+            Tokens and queries as in :meth:`LevyNet.forward`; token times relative to the
+            window's origin (``≤ 0``). Padded slots must be masked out and hold finite
+            values.
+
+        Returns
+        -------
+        Tensor
+            ``(B, Q)`` shift, in the normalised units of ``values``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.network import LinearLags
+        >>> lags = LinearLags(n_channels=2, n_targets=1, n_lags=2, n_horizons=1)
+        >>> tokens = (torch.tensor([[0.0, -1.0]]), torch.tensor([[0, 1]]),
+        ...           torch.tensor([[0.0, 4.0]]), torch.ones(1, 2, dtype=torch.bool))
+        >>> lags(*tokens, torch.tensor([[1.0]]), torch.tensor([[0]]))  # starts at zero
+        tensor([[0.]], grad_fn=<SumBackward1>)
+        """
+        _, n_horizons, n_channels, n_lags = self.weight.shape
+        dtype = self.weight.dtype
+        grid = torch.arange(n_lags, dtype=dtype, device=times.device)
+        hat = (1 - (times.to(dtype).unsqueeze(-1) + grid).abs()).clamp(min=0)
+        hat = hat * mask.to(dtype).unsqueeze(-1)  # (B, L, K)
+        per_channel = F.one_hot(channels, n_channels).to(dtype)  # (B, L, C)
+        weight_sum = torch.einsum("blk,blc->bck", hat, per_channel)
+        value_sum = torch.einsum("blk,blc,bl->bck", hat, per_channel, values.to(dtype))
+        # A grid point with nothing observed near it has both sums 0: it reads 0, the anchor.
+        lagged = value_sum / weight_sum.clamp(min=_EMPTY_WEIGHT)
+        by_horizon = torch.einsum("thck,bck->bth", self.weight, lagged)  # (B, targets, H)
+        index = query_channels.unsqueeze(-1).expand(-1, -1, n_horizons)
+        by_horizon = torch.gather(by_horizon, 1, index)  # (B, Q, H)
+        horizons = torch.arange(1, n_horizons + 1, dtype=dtype, device=times.device)
+        at = query_times.to(dtype).clamp(1, n_horizons).unsqueeze(-1)
+        return ((1 - (at - horizons).abs()).clamp(min=0) * by_horizon).sum(-1)
+
+
 class LevyNet(nn.Module):
     r"""Probabilistic set-to-query network whose output layer is Lévy cross-attention.
 
@@ -242,6 +343,10 @@ class LevyNet(nn.Module):
         the prior's spread) does not; it never enters the evidence ``Λ`` or the attention
         weights, and :meth:`sample` adds it as independent Gaussian noise. The softmax twin
         always has this head: it is its whole variance.
+    n_lags, n_lag_horizons : int, default=0, 1
+        With ``n_lags > 0``, a :class:`LinearLags` autoregression of order ``n_lags`` (with
+        ``n_lag_horizons`` horizons of its own weights) adds to the mean; it never enters
+        the variance, the evidence or the attention weights.
 
     Examples
     --------
@@ -276,6 +381,8 @@ class LevyNet(nn.Module):
         count_prior: bool = False,
         noise_head: bool = False,
         value_embedding: str = "linear",
+        n_lags: int = 0,
+        n_lag_horizons: int = 1,
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
@@ -350,6 +457,10 @@ class LevyNet(nn.Module):
         if attention == "softmax" or self.noise_head:
             # Built last, so that without it every other parameter starts where it did.
             self.variance_head = nn.Linear(d_model, n_targets)
+        # Built after the rest, so that without it every other parameter starts where it did.
+        self.lags = (
+            LinearLags(n_channels, n_targets, n_lags, n_lag_horizons) if n_lags > 0 else None
+        )
         # The output layer's readout, chosen once: the Lévy layer's closed-form moments, or the
         # softmax twin's attention output and variance head.
         self._readout = self._levy_readout if attention == "levy" else self._softmax_readout
@@ -510,10 +621,28 @@ class LevyNet(nn.Module):
         """
         dtype = self.readout_weight.dtype
         query_times = query_times.to(dtype)
-        keys = self._memory(times, channels, values, self._drop_tokens(mask.bool()))
-        return self._readout(
+        mask = self._drop_tokens(mask.bool())
+        keys = self._memory(times, channels, values, mask)
+        mean, *rest = self._readout(
             self._queries(query_times, query_channels), keys, query_times, query_channels
         )
+        return (mean + self._lag_shift(keys, channels, values, query_times, query_channels), *rest)
+
+    def _lag_shift(
+        self,
+        keys: KeySet,
+        channels: Tensor,
+        values: Tensor,
+        query_times: Tensor,
+        query_channels: Tensor,
+    ) -> Tensor | float:
+        """The autoregression's shift of the mean (``0`` without ``n_lags``)."""
+        if self.lags is None:
+            return 0.0
+        observed = ~keys.padding
+        values = torch.where(observed, values, torch.zeros_like(values))
+        channels = torch.where(observed, channels, torch.zeros_like(channels))
+        return self.lags(keys.times, channels, values, observed, query_times, query_channels)
 
     @torch.no_grad()
     def sample(
@@ -572,6 +701,7 @@ class LevyNet(nn.Module):
         )  # (S, B, H, Q, d)
         weight = self.readout_weight[query_channels]  # (B, Q, H, d)
         out = torch.einsum("sbhqd,bqhd->sbq", draws, weight) + self.readout_bias[query_channels]
+        out = out + self._lag_shift(keys, channels, values, query_times, query_channels)
         if self.noise_head:
             y = self.cross(q, keys, query_times)  # E[Y], as the readout's expect sees it
             std = self._head_variance(y, query_channels).sqrt()

@@ -567,6 +567,8 @@ def make_levy_net(
     token_dropout: float = 0.0,
     noise_head: bool = False,
     value_embedding: str = "linear",
+    n_lags: int = 0,
+    n_lag_horizons: int = 1,
 ) -> LevyNeuralNet:
     """Build (not train) the skorch net for given flat hyperparameters.
 
@@ -619,6 +621,9 @@ def make_levy_net(
         :class:`~levy_sklearn.network.LevyNet`).
     value_embedding : {"linear", "periodic"}, default="linear"
         How token values are embedded (see :class:`~levy_sklearn.network.LevyNet`).
+    n_lags, n_lag_horizons : int, default=0, 1
+        Order and horizons of the linear autoregression added to the mean (see
+        :class:`~levy_sklearn.network.LinearLags`); ``0`` lags: none.
 
     Returns
     -------
@@ -675,6 +680,8 @@ def make_levy_net(
         module__token_dropout=token_dropout,
         module__noise_head=noise_head,
         module__value_embedding=value_embedding,
+        module__n_lags=n_lags,
+        module__n_lag_horizons=n_lag_horizons,
         criterion=GaussianScore,
         criterion__loss=loss,
         optimizer=torch.optim.AdamW,

@@ -305,6 +305,31 @@ def test_pretrain_then_fit_forecasts_an_unseen_series():
         f.fit(pd.concat([train, train.rename(columns={"y": "z"})], axis=1))
 
 
+def test_ar_order_auto_reads_regularly_spaced_series_only():
+    quick = {**FAST, "max_epochs": 1, "windows_per_series": 8}
+    month_ends = pd.Series(
+        np.arange(60.0), index=pd.date_range("2015-01-31", periods=60, freq="ME")
+    )
+    for y, params, order in [
+        (load_airline(), {}, 13),  # monthly PeriodIndex
+        (load_airline(), {"context_length": 8}, 9),  # lags 0 … 8: no further than the context
+        (month_ends, {}, 13),  # steps of 28–31 days: regular within 25 %
+        (irregular_frame(), {"context_length": 24, "max_horizon": 8}, 0),
+        (irregular_frame(), {"context_length": 24, "max_horizon": 8, "ar_order": 5}, 5),
+        (load_airline(), {"ar_order": 0}, 0),
+    ]:
+        f = LevyForecaster(**quick, **params).fit(y)
+        assert f.ar_order_ == order
+        lags = f.net_.module_.lags
+        assert (lags is None) if order == 0 else (lags.weight.shape[-1] == order)
+    # After pretrain the network (and its order) is the pretraining panel's.
+    f = LevyForecaster(context_length=6, max_horizon=3, **quick)
+    f.pretrain(sine_panel(n_series=3, seed=0)).fit(irregular_frame()[["hr"]])
+    assert f.ar_order_ == 7
+    with pytest.raises(ValueError, match="ar_order=-1 must be"):
+        LevyForecaster(ar_order=-1).fit(load_airline())
+
+
 def test_update_extends_context_without_retraining():
     panel = sine_panel(n_series=20, seed=2)
     series = sine_panel(n_series=1, seed=7).droplevel(0)

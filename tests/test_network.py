@@ -83,12 +83,16 @@ def test_same_seed_same_outputs_different_seed_different():
 
 
 @pytest.mark.parametrize(
-    "options", [{}, {"count_prior": True}, {"noise_head": True}], ids=["plain", "count", "noise"]
+    "options",
+    [{}, {"count_prior": True}, {"noise_head": True}, {"n_lags": 4, "n_lag_horizons": 2}],
+    ids=["plain", "count", "noise", "lags"],
 )
 def test_variance_is_exact_variance_of_sampled_output_layer(options):
     count_prior = options.get("count_prior", False)
     net = make_net(5, n_windowed_heads=2, **options)
     with torch.no_grad():
+        if net.lags is not None:  # a shift of the mean that the sampler must add as well
+            net.lags.weight.normal_()
         net.cross.log_rate.fill_(math.log(0.7))  # moderate evidence: both terms matter
         net.cross.prior_mean.normal_()
         net.cross.prior_log_var.normal_(std=0.5)
@@ -131,6 +135,69 @@ def test_noise_head_adds_its_variance_and_leaves_the_levy_layer_alone():
     assert (noise > 0).all()
     with torch.no_grad():  # the fused readout, which never forms E[Y]
         torch.testing.assert_close(noisy(**batch)[1], n_var.detach(), rtol=1e-10, atol=1e-12)
+
+
+def test_lags_shift_the_mean_by_the_value_they_read_and_leave_the_rest_alone():
+    plain, lagged = make_net(8), make_net(8, n_lags=3, n_lag_horizons=2)
+    # Built last: every other parameter starts where it does without it (and it starts at 0).
+    for name, value in plain.state_dict().items():
+        assert torch.equal(value, lagged.state_dict()[name])
+    # A regular context: channel c observed at times 0, -1, -2 (values[b, c, k] at lag k).
+    g = torch.Generator().manual_seed(8)
+    values = torch.randn(2, 3, 3, generator=g, dtype=torch.float64)
+    batch = {
+        "times": -torch.arange(3.0, dtype=torch.float64).repeat(2, 3),
+        "channels": torch.arange(3).repeat_interleave(3).expand(2, -1),
+        "values": values.flatten(1),
+        "mask": torch.ones(2, 9, dtype=torch.bool),
+        "query_times": torch.tensor([[1.0, 2.0, 1.5, 7.0]] * 2, dtype=torch.float64),
+        "query_channels": torch.tensor([[0, 1, 0, 1]] * 2),
+    }
+    with torch.no_grad():
+        # Target 0 reads channel 2 two steps back at horizon 1 and channel 1 at lag 0 at
+        # horizon 2; target 1 reads channel 0 one step back at both horizons.
+        lagged.lags.weight[0, 0, 2, 2] = 1.0
+        lagged.lags.weight[0, 1, 1, 0] = 3.0
+        lagged.lags.weight[1, :, 0, 1] = -2.0
+    out, ref = lagged(**batch), plain(**batch)
+    expected = torch.stack(
+        [
+            values[:, 2, 2],  # horizon 1
+            -2.0 * values[:, 0, 1],  # horizon 2 (target 1)
+            0.5 * values[:, 2, 2] + 0.5 * 3.0 * values[:, 1, 0],  # halfway: interpolated
+            -2.0 * values[:, 0, 1],  # beyond the last horizon: the last horizon's weights
+        ],
+        dim=1,
+    )
+    torch.testing.assert_close(out[0] - ref[0], expected, rtol=1e-12, atol=1e-12)
+    for a, b in zip(out[1:], ref[1:], strict=True):  # variance, evidence, ... untouched
+        assert torch.equal(a, b)
+
+
+def test_lags_read_an_irregular_context_as_hat_weighted_averages():
+    from levy_sklearn.network import LinearLags
+
+    lags = LinearLags(n_channels=1, n_targets=1, n_lags=4, n_horizons=1).double()
+    times = np.array([-0.25, -0.5, -1.6, -7.0])  # nothing near lag 3; lag 7 is off the grid
+    values = np.array([1.0, 3.0, -2.0, 100.0])
+    # Reference, by hand: grid point k averages the values weighted by max(0, 1 − |lag − k|).
+    hat = np.clip(1 - np.abs(-times[:, None] - np.arange(4)), 0, None)
+    with np.errstate(invalid="ignore"):
+        grid = np.nan_to_num((hat * values[:, None]).sum(0) / hat.sum(0))
+    assert grid[3] == 0.0  # nothing observed near lag 3: the window's anchor
+    tokens = (
+        torch.tensor(times[None]),
+        torch.zeros(1, 4, dtype=torch.long),
+        torch.tensor(values[None]),
+        torch.ones(1, 4, dtype=torch.bool),
+        torch.tensor([[1.0]], dtype=torch.float64),
+        torch.zeros(1, 1, dtype=torch.long),
+    )
+    for k in range(4):
+        with torch.no_grad():
+            lags.weight.zero_()
+            lags.weight[0, 0, 0, k] = 1.0
+        assert lags(*tokens).item() == pytest.approx(grid[k], rel=1e-12, abs=1e-12)
 
 
 def test_noise_head_changes_nothing_in_the_softmax_twin():
