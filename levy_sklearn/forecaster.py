@@ -249,7 +249,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         (``benchmarks/forecaster_ablation.py``).
     seasonal_period : "auto", float, int, str, pd.Timedelta or None, default="auto"
         Period of a seasonal pattern removed per window with the level and trend (least
-        squares of ``⌊P/2⌋`` Fourier harmonics jointly with the context's line), so the
+        squares of ``⌊P/2⌋`` Fourier harmonics jointly with the context's line, shrunk
+        towards no season by their James–Stein factor where the season is weak), so the
         network forecasts what the context's season leaves unexplained: a number of time
         units or a time span like ``context_length``; ``"auto"`` reads it from a regular
         index's frequency (monthly and quarterly: a year, daily: a week, hourly: a day; see

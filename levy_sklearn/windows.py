@@ -308,7 +308,13 @@ def _seasonal_coefficients(
     is not read as season; ``K = ⌊P/2⌋`` harmonics (every shape a regular season of ``P``
     steps can take; one that vanishes on the grid, ``sin(πτ)`` for an even ``P``, gets the
     minimum-norm coefficient 0), fewer where the channel has few tokens, none where its
-    context spans less than two periods.
+    context spans less than two periods. The coefficients are shrunk towards no season by
+    the positive-part James–Stein factor ``max(0, 1 − (p − 2) σ̂² / (RSS₀ − RSS₁))`` (``p``
+    seasonal coefficients, ``RSS₁`` and ``RSS₀`` the residual sums of squares with and
+    without them, ``σ̂² = RSS₁ / (n − p − 2)``): a few periods of context estimate up to
+    ``P − 1`` coefficients, and where the season is weak against the noise the least-squares
+    pattern is mostly noise that a forecast would repeat (a single spike of an intermittent
+    series, read as a yearly one). A clear season keeps a factor near 1.
     """
     if period is None:
         return None
@@ -322,9 +328,26 @@ def _seasonal_coefficients(
             continue
         angle = 2 * np.pi * np.outer(tc, np.arange(1, k + 1)) / period
         design = np.column_stack([np.ones_like(tc), tc, np.cos(angle), np.sin(angle)])
-        beta = np.linalg.lstsq(design, vc, rcond=None)[0]
+        beta, _, rank, _ = np.linalg.lstsq(design, vc, rcond=None)
+        beta = beta * _james_stein(design, vc, beta, rank)
         coef[ch, :k, 0], coef[ch, :k, 1] = beta[2 : 2 + k], beta[2 + k :]
     return coef
+
+
+def _james_stein(design: np.ndarray, v: np.ndarray, beta: np.ndarray, rank: int) -> float:
+    """The positive-part James–Stein factor of the coefficients beyond the first two columns
+    of ``design`` (the line), given their least-squares fit ``beta`` of rank ``rank``; ``1``
+    (no shrinkage) where there are too few coefficients (``p ≤ 2``) or residual degrees of
+    freedom."""
+    n_season, dof = rank - 2, v.size - rank
+    rss = np.sum((v - design @ beta) ** 2)
+    line = np.linalg.lstsq(design[:, :2], v, rcond=None)[0]
+    explained = np.sum((v - design[:, :2] @ line) ** 2) - rss
+    if n_season <= 2 or dof <= 0:
+        return 1.0
+    if explained <= 0:  # the season explains nothing
+        return 0.0
+    return max(0.0, 1.0 - (n_season - 2) * (rss / dof) / explained)
 
 
 def _seasonal_term(

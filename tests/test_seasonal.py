@@ -112,3 +112,59 @@ def test_forecaster_rejects_unreadable_seasonal_period():
     y = pd.Series(np.arange(40.0), pd.period_range("2000-01", periods=40, freq="M"))
     with pytest.raises(ValueError, match="seasonal_period='yearly' is not a time span"):
         LevyForecaster(seasonal_period="yearly", max_epochs=1).fit(y)
+
+
+def _fourier_design(t: np.ndarray) -> np.ndarray:
+    """Line and the 11 seasonal columns of a 12-step period (``sin(πτ)`` vanishes)."""
+    angle = 2 * np.pi * np.outer(t, np.arange(1, 7)) / 12
+    return np.column_stack([np.ones_like(t), t, np.cos(angle), np.sin(angle[:, :5])])
+
+
+def test_season_coefficients_are_shrunk_by_the_james_stein_factor_of_the_f_statistic():
+    import statsmodels.api as sm
+
+    from levy_sklearn.windows import _seasonal_coefficients
+
+    rng = np.random.default_rng(0)
+    t = np.arange(-35.0, 1.0)
+    for amplitude, expect in ((0.6, "shrunk"), (0.0, "shrunk"), (8.0, "kept")):
+        v = 0.1 * t + amplitude * EFFECTS[t.astype(int) % 12] / 3 + rng.normal(size=t.size)
+        full = sm.OLS(v, _fourier_design(t)).fit()
+        line = sm.OLS(v, _fourier_design(t)[:, :2]).fit()
+        f_stat, _, p = full.compare_f_test(line)  # F of the 11 seasonal coefficients
+        factor = max(0.0, 1 - (p - 2) / (p * f_stat))
+        coef = _seasonal_coefficients(t, np.zeros(t.size, int), v, 1, 12.0)[0]
+        cos_sin = np.concatenate([coef[:, 0], coef[:5, 1]])
+        np.testing.assert_allclose(cos_sin, factor * full.params[2:], rtol=1e-8, atol=1e-10)
+        assert factor < 0.9 if expect == "shrunk" else factor > 0.98
+
+
+def test_shrinking_a_weak_season_forecasts_the_mean_better_than_least_squares():
+    # Monte Carlo: a weak yearly pattern (about a third of the noise) on a line, 36 months of
+    # context; the window's location over the next year against the true mean, and against
+    # the plain least-squares forecast of the same model (statsmodels).
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(1)
+    t = np.arange(-35.0, 13.0)
+    past, future = t <= 0, t > 0
+    truth = 0.2 * t + 0.35 * EFFECTS[t.astype(int) % 12]
+    errors = {"shrunk": [], "least squares": []}
+    for _ in range(300):
+        v = truth + rng.normal(size=t.size)
+        w = series_windows(
+            [t],
+            [v[:, None]],
+            [np.array([0.0])],
+            context_length=36,
+            query_times=[t[future]],
+            normalization="trend",
+            seasonal_period=12.0,
+        )
+        ols = sm.OLS(v[past], _fourier_design(t[past])).fit()
+        errors["shrunk"].append(np.mean((w.query_loc[0] - truth[future]) ** 2))
+        errors["least squares"].append(
+            np.mean((ols.predict(_fourier_design(t[future])) - truth[future]) ** 2)
+        )
+    gain = np.subtract(errors["least squares"], errors["shrunk"])
+    assert gain.mean() > 4 * gain.std() / np.sqrt(gain.size)  # better beyond 4 standard errors
