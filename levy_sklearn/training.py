@@ -75,10 +75,15 @@ NET_PARAMS = (
 #: heads start at rates spread over three decades, and the log-scale scalars of the Lévy
 #: layers train at 10 times ``lr``. ``"windows"`` (series windows,
 #: :class:`~levy_sklearn.forecaster.LevyForecaster`): every head starts at rate 1, one
-#: learning rate for all parameters.
+#: learning rate for all parameters. In both, an autoregression (``n_lags > 0``) learns at
+#: five times ``lr``.
 RECIPES = ("rows", "windows")
 # Learning-rate multiplier of the log-scale scalars in the "rows" recipe (see make_levy_net).
 _LOG_PARAM_LR = 10.0
+# The autoregression's weights (LinearLags) learn at this multiple of lr: they start at zero
+# and the short series they are for give few steps (3 and 5 scored 0.98 of 1, 15 worse, on
+# held-out series: benchmarks/results/forecaster_ablation.md, run 24).
+_LAGS_LR = 5.0
 #: Key of the optional per-row weights in a token dict (see :class:`LevyNeuralNet`).
 SAMPLE_WEIGHT = "sample_weight"
 _SQRT_PI = math.sqrt(math.pi)
@@ -623,7 +628,8 @@ def make_levy_net(
         How token values are embedded (see :class:`~levy_sklearn.network.LevyNet`).
     n_lags, n_lag_horizons : int, default=0, 1
         Order and horizons of the linear autoregression added to the mean (see
-        :class:`~levy_sklearn.network.LinearLags`); ``0`` lags: none.
+        :class:`~levy_sklearn.network.LinearLags`); ``0`` lags: none. Its weights learn at
+        five times ``lr``.
 
     Returns
     -------
@@ -655,6 +661,8 @@ def make_levy_net(
         # the log scale, where Adam's steps of about ``lr`` would take thousands of steps to
         # move a rate by a factor of 10; they get a larger learning rate.
         param_groups = [("*log_*", {"lr": _LOG_PARAM_LR * lr})]
+    if n_lags > 0:
+        param_groups.append(("lags.*", {"lr": _LAGS_LR * lr}))
     callbacks: list[tuple[str, Any]] = [
         ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
     ]
