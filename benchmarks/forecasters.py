@@ -172,8 +172,9 @@ def run_regular(quick: bool, levy: dict, series: list[str], methods: list[str]) 
         load, sp, initial, step, horizon = SERIES[name]
         y = load()
         makers = {
-            "LevyForecaster": lambda: LevyForecaster(random_state=0, **levy),
-            SEASONAL: lambda: LevyForecaster(random_state=0, **{**levy, **SEASONAL_PARAMS}),
+            # --levy may override random_state too (a seed's spread on these series).
+            "LevyForecaster": lambda: LevyForecaster(**{"random_state": 0, **levy}),
+            SEASONAL: lambda: LevyForecaster(**{"random_state": 0, **levy, **SEASONAL_PARAMS}),
         }
         makers.update({p: (lambda p=p, sp=sp: make_peer(p, sp)) for p in PEERS})
         for method in methods:
@@ -271,7 +272,7 @@ def run_glucose(quick: bool, levy: dict, fractions: tuple[float, ...] = FRACTION
             )
 
         # LevyForecaster: fitted on the prefix, its context extended to each cutoff.
-        forecaster = LevyForecaster(random_state=split, **levy)
+        forecaster = LevyForecaster(**{"random_state": split, **levy})
         t0 = time.perf_counter()
         forecaster.fit(y.iloc[:n_train])
         t1 = time.perf_counter()

@@ -38,6 +38,7 @@ from .training import (
 )
 from .validation import check_magnitude, column_scaling
 from .windows import (
+    _MIN_SEASONS,
     NORMALIZATIONS,
     SeriesWindows,
     index_kind,
@@ -67,6 +68,11 @@ _AUTO_CALIBRATION_MIN_OBSERVATIONS = 1000
 # ar_order="auto" on regularly spaced series: the order chosen on held-out series
 # (benchmarks/results/forecaster_ablation.md, run 22; 5, 9, 13, 19 and 37 were tried).
 _AUTO_AR_ORDER = 13
+# The autoregression's weights learn at this multiple of lr where the windows' season is
+# removed, at lr otherwise: on the held-out series the faster rate lowered the CRPS of the
+# seasonal ones (0.915, 0.915, 0.964 over three seed pairs) and raised it on the others
+# (1.07, 1.06, 1.03) (benchmarks/results/forecaster_ablation.md, run 24).
+_SEASONAL_LAGS_LR = 5.0
 # A series is regularly spaced when every step is within this share of the time unit (month
 # ends: 28–31 days).
 _REGULAR_TOLERANCE = 0.25
@@ -298,7 +304,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         time unit of ``context_length``. ``"auto"``: 13 on regularly spaced series (every
         step within 25 % of the time unit), 0 (none) on irregular ones, where it forecast
         held-out glucose records worse (``benchmarks/results/forecaster_ablation.md``,
-        run 22). ``0`` turns it off.
+        run 22). Where a season is removed (``seasonal_period``) its weights learn at five
+        times ``lr`` (run 24).
+        ``0`` turns it off.
     refit_on_update : bool, default=False
         If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
         recalibrates a pretrained network); otherwise ``update`` only extends the context,
@@ -620,8 +628,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     ) -> LevyNeuralNet:
         """Build the net for the time axis of ``axis`` (``self``, or the pretraining panel's
         scratch copy): windowed heads start with half the context as look-back, the
-        autoregression has ``axis._ar_lags`` lags and a weight per time unit of the horizon.
-        Train it."""
+        autoregression has ``axis._ar_lags`` lags and a weight per time unit of the horizon,
+        and learns faster where the windows' season is removed. Train it."""
         if not np.isfinite(windows.targets).any():
             raise ValueError(
                 "No training window could be cut from y: every window needs at least one "
@@ -637,12 +645,19 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             lookback=max(axis.context_span_ / 2, 1.0),
             n_lags=axis._ar_lags,
             n_lag_horizons=max(int(np.ceil(axis.horizon_span_)), 1),
+            lags_lr=_SEASONAL_LAGS_LR if axis._removes_season() else 1.0,
             token_dropout=float(self.observation_dropout),
             recipe="windows",
             n_rows=len(windows.targets),
         )
         targets = windows.targets.astype(np.float32)
         return fit_levy_net(net, windows.tokens, targets, seed)
+
+    def _removes_season(self) -> bool:
+        """Whether the windows remove a season: a seasonal period that the context spans at
+        least twice (see :func:`~levy_sklearn.windows.series_windows`)."""
+        period = self.seasonal_period_
+        return period is not None and self.context_span_ >= _MIN_SEASONS * period
 
     def _calibration_share(
         self, times: list[np.ndarray], values: list[np.ndarray], pretrained: bool

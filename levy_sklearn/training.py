@@ -76,14 +76,10 @@ NET_PARAMS = (
 #: layers train at 10 times ``lr``. ``"windows"`` (series windows,
 #: :class:`~levy_sklearn.forecaster.LevyForecaster`): every head starts at rate 1, one
 #: learning rate for all parameters. In both, an autoregression (``n_lags > 0``) learns at
-#: five times ``lr``.
+#: ``lags_lr`` times ``lr``.
 RECIPES = ("rows", "windows")
 # Learning-rate multiplier of the log-scale scalars in the "rows" recipe (see make_levy_net).
 _LOG_PARAM_LR = 10.0
-# The autoregression's weights (LinearLags) learn at this multiple of lr: they start at zero
-# and the short series they are for give few steps (3 and 5 scored 0.98 of 1, 15 worse, on
-# held-out series: benchmarks/results/forecaster_ablation.md, run 24).
-_LAGS_LR = 5.0
 #: Key of the optional per-row weights in a token dict (see :class:`LevyNeuralNet`).
 SAMPLE_WEIGHT = "sample_weight"
 _SQRT_PI = math.sqrt(math.pi)
@@ -574,6 +570,7 @@ def make_levy_net(
     value_embedding: str = "linear",
     n_lags: int = 0,
     n_lag_horizons: int = 1,
+    lags_lr: float = 1.0,
 ) -> LevyNeuralNet:
     """Build (not train) the skorch net for given flat hyperparameters.
 
@@ -628,8 +625,9 @@ def make_levy_net(
         How token values are embedded (see :class:`~levy_sklearn.network.LevyNet`).
     n_lags, n_lag_horizons : int, default=0, 1
         Order and horizons of the linear autoregression added to the mean (see
-        :class:`~levy_sklearn.network.LinearLags`); ``0`` lags: none. Its weights learn at
-        five times ``lr``.
+        :class:`~levy_sklearn.network.LinearLags`); ``0`` lags: none.
+    lags_lr : float, default=1.0
+        The autoregression's weights learn at this multiple of ``lr``.
 
     Returns
     -------
@@ -661,8 +659,8 @@ def make_levy_net(
         # the log scale, where Adam's steps of about ``lr`` would take thousands of steps to
         # move a rate by a factor of 10; they get a larger learning rate.
         param_groups = [("*log_*", {"lr": _LOG_PARAM_LR * lr})]
-    if n_lags > 0:
-        param_groups.append(("lags.*", {"lr": _LAGS_LR * lr}))
+    if n_lags > 0 and lags_lr != 1:
+        param_groups.append(("lags.*", {"lr": lags_lr * lr}))
     callbacks: list[tuple[str, Any]] = [
         ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
     ]

@@ -322,6 +322,15 @@ def test_ar_order_auto_reads_regularly_spaced_series_only():
         assert f.ar_order_ == order
         lags = f.net_.module_.lags
         assert (lags is None) if order == 0 else (lags.weight.shape[-1] == order)
+    # Where a season is removed the autoregression learns at 5 × lr, elsewhere at lr.
+    lr = FAST.get("lr", LevyForecaster().lr)
+    seasonal = LevyForecaster(**quick).fit(load_airline()).net_.get_params()
+    assert seasonal["optimizer__param_groups"] == [("lags.*", {"lr": 5 * lr})]
+    yearly = pd.Series(np.arange(40.0), index=pd.period_range("1950", periods=40, freq="Y"))
+    plain = LevyForecaster(**quick).fit(yearly).net_.get_params()
+    assert plain["module__n_lags"] == 13 and plain["optimizer__param_groups"] == []
+    short = LevyForecaster(**quick, context_length=20).fit(load_airline()).net_.get_params()
+    assert short["optimizer__param_groups"] == []  # 20 months: no season is removed
     # After pretrain the network (and its order) is the pretraining panel's.
     f = LevyForecaster(context_length=6, max_horizon=3, **quick)
     f.pretrain(sine_panel(n_series=3, seed=0)).fit(irregular_frame()[["hr"]])

@@ -1,8 +1,8 @@
 """Fixed-seed outputs of both front-ends, stored before the issue-13 refactor (rewritten since:
 the forecaster's calibrated intervals, now skpro's Normal quantiles, moved by ≤ 2.5e-16; then
 the forecaster's outputs for its new defaults, ``normalization="last"`` and hole windows; then
-those of the first test parameters on airline, for ``ar_order="auto"`` and then its learning
-rate, whose other outputs, ``ar_order=0`` included, stayed bitwise equal).
+those of the first test parameters on airline, for ``ar_order="auto"``, whose other outputs,
+``ar_order=0`` included, stayed bitwise equal).
 
 The refactor keeps behaviour: for a fixed ``random_state`` every prediction must stay bitwise
 equal in the environment the outputs were written in (their versions are stored with them),
