@@ -786,8 +786,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         Writes ``net_``, ``time_unit_``, ``time_kind_``, ``context_span_``, ``horizon_span_``,
         ``channel_mean_``, ``channel_scale_``, ``n_channels_``, ``ar_order_``,
         ``calibration_fraction_``, ``calibrator_``, ``sigma_scale_`` and the context kept for
-        prediction. After
-        ``pretrain``, the pretrained network is kept.
+        prediction. After ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
         series = _instances(y)
