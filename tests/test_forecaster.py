@@ -307,9 +307,9 @@ def test_pretrain_then_fit_forecasts_an_unseen_series():
 
 def test_ar_order_auto_reads_regularly_spaced_series_only():
     quick = {**FAST, "max_epochs": 1, "windows_per_series": 8}
-    month_ends = pd.Series(
-        np.arange(60.0), index=pd.date_range("2015-01-31", periods=60, freq="ME")
-    )
+    # Month ends ("ME" is not a frequency before pandas 2.2): the day before each month start.
+    ends = pd.date_range("2015-02-01", periods=60, freq="MS") - pd.Timedelta(days=1)
+    month_ends = pd.Series(np.arange(60.0), index=ends)
     for y, params, order in [
         (load_airline(), {}, 13),  # monthly PeriodIndex
         (load_airline(), {"context_length": 8}, 9),  # lags 0 … 8: no further than the context
