@@ -25,6 +25,13 @@ _VAR_FLOOR = 1e-6
 _EMPTY_WEIGHT = 1e-6
 
 
+def _without_padding(mask: Tensor, *tokens: Tensor) -> tuple[Tensor, ...]:
+    """``tokens`` with their padded slots (``mask`` ``False``) set to 0: padding carries
+    whatever the caller left there, and nothing non-finite may leak into the (masked)
+    arithmetic."""
+    return tuple(torch.where(mask, t, torch.zeros_like(t)) for t in tokens)
+
+
 class LevyNetOutput(NamedTuple):
     """What :class:`LevyNet` returns for every query.
 
@@ -231,9 +238,8 @@ class LinearLags(nn.Module):
         Parameters
         ----------
         times, channels, values, mask, query_times, query_channels : Tensor
-            Tokens and queries as in :meth:`LevyNet.forward`; token times relative to the
-            window's origin (``≤ 0``). Padded slots must be masked out and hold finite
-            values.
+            Tokens and queries as in :meth:`LevyNet.forward` (padded slots may hold
+            anything); token times relative to the window's origin (``≤ 0``).
 
         Returns
         -------
@@ -252,12 +258,16 @@ class LinearLags(nn.Module):
         """
         _, n_horizons, n_channels, n_lags = self.weight.shape
         dtype = self.weight.dtype
+        mask = mask.bool()
+        times, channels, values = _without_padding(
+            mask, times.to(dtype), channels, values.to(dtype)
+        )
         grid = torch.arange(n_lags, dtype=dtype, device=times.device)
-        hat = (1 - (times.to(dtype).unsqueeze(-1) + grid).abs()).clamp(min=0)
+        hat = (1 - (times.unsqueeze(-1) + grid).abs()).clamp(min=0)
         hat = hat * mask.to(dtype).unsqueeze(-1)  # (B, L, K)
         per_channel = F.one_hot(channels, n_channels).to(dtype)  # (B, L, C)
         weight_sum = torch.einsum("blk,blc->bck", hat, per_channel)
-        value_sum = torch.einsum("blk,blc,bl->bck", hat, per_channel, values.to(dtype))
+        value_sum = torch.einsum("blk,blc,bl->bck", hat, per_channel, values)
         # A grid point with nothing observed near it has both sums 0: it reads 0, the anchor.
         lagged = value_sum / weight_sum.clamp(min=_EMPTY_WEIGHT)
         by_horizon = torch.einsum("thck,bck->bth", self.weight, lagged)  # (B, targets, H)
@@ -498,11 +508,7 @@ class LevyNet(nn.Module):
         """The encoded observations as the output layer's keys (values: the encoded tokens)."""
         dtype = self.readout_weight.dtype
         times, values = times.to(dtype), values.to(dtype)
-        # Padded slots carry whatever the caller left there; zero them so nothing non-finite
-        # can leak into the (masked) arithmetic.
-        values = torch.where(mask, values, torch.zeros_like(values))
-        times = torch.where(mask, times, torch.zeros_like(times))
-        channels = torch.where(mask, channels, torch.zeros_like(channels))
+        values, times, channels = _without_padding(mask, values, times, channels)
         padding = ~mask
         x = self.embed(times, channels, values)
         for block in self.encoder:
@@ -626,23 +632,13 @@ class LevyNet(nn.Module):
         mean, *rest = self._readout(
             self._queries(query_times, query_channels), keys, query_times, query_channels
         )
-        return (mean + self._lag_shift(keys, channels, values, query_times, query_channels), *rest)
+        shift = self._lag_shift(times, channels, values, mask, query_times, query_channels)
+        return (mean + shift, *rest)
 
-    def _lag_shift(
-        self,
-        keys: KeySet,
-        channels: Tensor,
-        values: Tensor,
-        query_times: Tensor,
-        query_channels: Tensor,
-    ) -> Tensor | float:
-        """The autoregression's shift of the mean (``0`` without ``n_lags``)."""
-        if self.lags is None:
-            return 0.0
-        observed = ~keys.padding
-        values = torch.where(observed, values, torch.zeros_like(values))
-        channels = torch.where(observed, channels, torch.zeros_like(channels))
-        return self.lags(keys.times, channels, values, observed, query_times, query_channels)
+    def _lag_shift(self, *tokens_and_queries: Tensor) -> Tensor | float:
+        """The autoregression's shift of the mean (``0`` without ``n_lags``), for the
+        arguments of :meth:`forward`."""
+        return 0.0 if self.lags is None else self.lags(*tokens_and_queries)
 
     @torch.no_grad()
     def sample(
@@ -701,7 +697,7 @@ class LevyNet(nn.Module):
         )  # (S, B, H, Q, d)
         weight = self.readout_weight[query_channels]  # (B, Q, H, d)
         out = torch.einsum("sbhqd,bqhd->sbq", draws, weight) + self.readout_bias[query_channels]
-        out = out + self._lag_shift(keys, channels, values, query_times, query_channels)
+        out = out + self._lag_shift(times, channels, values, mask, query_times, query_channels)
         if self.noise_head:
             y = self.cross(q, keys, query_times)  # E[Y], as the readout's expect sees it
             std = self._head_variance(y, query_channels).sqrt()

@@ -340,11 +340,11 @@ def _james_stein(design: np.ndarray, v: np.ndarray, beta: np.ndarray, rank: int)
     (no shrinkage) where there are too few coefficients (``p ≤ 2``) or residual degrees of
     freedom."""
     n_season, dof = rank - 2, v.size - rank
+    if n_season <= 2 or dof <= 0:
+        return 1.0
     rss = np.sum((v - design @ beta) ** 2)
     line = np.linalg.lstsq(design[:, :2], v, rcond=None)[0]
     explained = np.sum((v - design[:, :2] @ line) ** 2) - rss
-    if n_season <= 2 or dof <= 0:
-        return 1.0
     if explained <= 0:  # the season explains nothing
         return 0.0
     return max(0.0, 1.0 - (n_season - 2) * (rss / dof) / explained)

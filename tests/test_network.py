@@ -193,11 +193,20 @@ def test_lags_read_an_irregular_context_as_hat_weighted_averages():
         torch.tensor([[1.0]], dtype=torch.float64),
         torch.zeros(1, 1, dtype=torch.long),
     )
+    # A padded slot (masked out) near lag 1 with a NaN value and an out-of-range channel.
+    padded = (
+        torch.tensor([[*times, -1.0]]),
+        torch.tensor([[0, 0, 0, 0, 7]]),
+        torch.tensor([[*values, np.nan]]),
+        torch.tensor([[True] * 4 + [False]]),
+        *tokens[4:],
+    )
     for k in range(4):
         with torch.no_grad():
             lags.weight.zero_()
             lags.weight[0, 0, 0, k] = 1.0
         assert lags(*tokens).item() == pytest.approx(grid[k], rel=1e-12, abs=1e-12)
+        assert lags(*padded).item() == pytest.approx(grid[k], rel=1e-12, abs=1e-12)
 
 
 def test_noise_head_changes_nothing_in_the_softmax_twin():
