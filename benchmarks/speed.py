@@ -2,16 +2,19 @@
 
 * ``airline``   ``LevyForecaster(random_state=0).fit(load_airline())``;
 * ``vitals``    ``LevyForecaster(context_length="12h", max_horizon="4h", random_state=0)``
-  ``.pretrain(make_irregular_vitals(n_patients=20))``;
+  ``.pretrain(make_irregular_vitals(n_patients=20, random_state=0))`` (one fixed draw: the
+  panel's size, and so the time, varies from draw to draw);
 * ``regressor`` ``LevyAttentionRegressor(random_state=0).fit(X, y)``, ``X`` 5,000 × 10 normal.
 
 Prints wall and process CPU seconds with the load average of the machine (CPU seconds are
 the better guide on a shared machine) and writes ``benchmarks/results/speed.md``.
+``--repeats N`` times every run ``N`` times in turn and reports the fastest and the slowest
+(the fastest is the least disturbed by other load, as with :mod:`timeit`).
 ``--vitals-epochs N`` pretrains the vitals panel for ``N`` epochs instead of the default
 budget. ``--profile`` adds the torch.profiler top table of each run, shortened to a few
 epochs (a trace of a whole default fit is too large to summarise).
 
-Run: ``python benchmarks/speed.py [--profile] [--vitals-epochs N]``.
+Run: ``python benchmarks/speed.py [--profile] [--vitals-epochs N] [--repeats N]``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import os
 import platform
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -48,7 +52,7 @@ def vitals(max_epochs: int | None = None) -> object:
     forecaster = LevyForecaster(
         context_length="12h", max_horizon="4h", random_state=0, **epochs(max_epochs)
     )
-    return forecaster.pretrain(make_irregular_vitals(n_patients=20))
+    return forecaster.pretrain(make_irregular_vitals(n_patients=20, random_state=0))
 
 
 def regressor(max_epochs: int | None = None) -> object:
@@ -83,6 +87,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--vitals-epochs", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(1)
     commit = subprocess.run(
@@ -94,14 +99,20 @@ def main() -> None:
         "regressor fit 5000 × 10": (regressor, None, 2),
     }
     rows, tables = [], []
-    for name, (run, max_epochs, profiled_epochs) in runs.items():
-        load = os.getloadavg()[0]
-        wall, cpu, result = timed(partial(run, max_epochs))
-        n_epochs = epochs_run(result)
+    timings = {name: [] for name in runs}
+    for _ in range(args.repeats):  # in turn, so that a burst of load hits every run alike
+        for name, (run, max_epochs, _profiled) in runs.items():
+            load = os.getloadavg()[0]
+            wall, cpu, result = timed(partial(run, max_epochs))
+            timings[name].append((cpu, wall, load, epochs_run(result)))
+            print(name, f"wall {wall:.1f} s, CPU {cpu:.1f} s, load {load:.1f}", flush=True)
+    for name, (run, _max_epochs, profiled_epochs) in runs.items():
+        cpu, wall, load, n_epochs = min(timings[name])
+        slow_cpu, slow_wall, _, _ = max(timings[name])
         rows.append(
-            f"| {name} | {n_epochs} | {wall:.1f} | {cpu:.1f} | {cpu / n_epochs:.2f} | {load:.1f} |"
+            f"| {name} | {n_epochs} | {wall:.1f} | {cpu:.1f} | {slow_wall:.1f} | {slow_cpu:.1f} "
+            f"| {cpu / n_epochs:.2f} | {load:.1f} |"
         )
-        print(rows[-1], flush=True)
         if args.profile:
             table = top_ops(partial(run, profiled_epochs))
             tables.append(f"### {name}, {profiled_epochs} epoch(s)\n\n```\n{table}```\n")
@@ -110,10 +121,15 @@ def main() -> None:
         "",
         f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}, 1 thread"
         + (f", vitals for {args.vitals_epochs} epoch(s)" if args.vitals_epochs else "")
-        + ".",
+        + f"; each run timed {args.repeats} time(s) in turn: the fastest (wall, CPU), the slowest"
+        + " and the load average before the fastest. Produced by `OMP_NUM_THREADS=1 python"
+        + " benchmarks/speed.py"
+        + "".join(f" {a}" for a in sys.argv[1:])
+        + "`.",
         "",
-        "| run | epochs | wall (s) | CPU (s) | CPU per epoch (s) | load average |",
-        "|---|---|---|---|---|---|",
+        "| run | epochs | wall (s) | CPU (s) | slowest wall (s) | slowest CPU (s) "
+        "| CPU per epoch (s) | load average |",
+        "|---|---|---|---|---|---|---|---|",
         *rows,
         "",
         *tables,
