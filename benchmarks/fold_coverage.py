@@ -299,8 +299,7 @@ def report(points: pd.DataFrame, path: Path, mode: str, seconds: dict | None, or
     text = [
         "# Widening the 90 % intervals until every fold is covered at ≥ 75 %\n",
         f"Produced by `benchmarks/fold_coverage.py` at {origin}, torch {torch.__version__}, "
-        f"{mode}. Command:\n",
-        f"    {COMMAND}\n",
+        f"{mode}. Command: `{COMMAND}`.\n",
         "Folds of `benchmarks/forecasters.py` (expanding window, refit every fold). A point is "
         "covered at factor k iff |y − mean| ≤ k × the interval's half-width on its side. "
         "Pooled coverage: the mean of the per-fold coverages (as in `forecasters.md`). CRPS: "
