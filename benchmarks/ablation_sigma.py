@@ -159,6 +159,35 @@ VARIANTS = {
         "noise_head": True,
         "observation_dropout": 0.25,
     },
+    # Session 10: more thinned training rows, the other side of the 0.25 row (whose evidence
+    # was significant in fewer sparse cells), alone and with the windowed heads.
+    "rates 1…1000, crps, noise head, observation dropout 0.75": {
+        "loss": "crps",
+        "module__rate": SPREAD,
+        "noise_head": True,
+        "observation_dropout": 0.75,
+    },
+    # Fewer or more heads with a look-back than session 8's two: one windowed head is the
+    # one with the largest rate, whose Λ dominates the evidence summed over heads.
+    "rates 1…1000, crps, noise head, 1 windowed head": {
+        "loss": "crps",
+        "module__rate": SPREAD,
+        "noise_head": True,
+        "n_windowed_heads": 1,
+    },
+    "rates 1…1000, crps, noise head, 3 windowed heads": {
+        "loss": "crps",
+        "module__rate": SPREAD,
+        "noise_head": True,
+        "n_windowed_heads": 3,
+    },
+    "rates 1…1000, crps, noise head, 2 windowed heads, observation dropout 0.75": {
+        "loss": "crps",
+        "module__rate": SPREAD,
+        "noise_head": True,
+        "n_windowed_heads": 2,
+        "observation_dropout": 0.75,
+    },
 }
 
 
