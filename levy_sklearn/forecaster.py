@@ -271,6 +271,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
         At most this many training windows per series (evenly spaced cutoffs, latest kept).
+    max_targets : int, default=16
+        At most this many target times per training window, evenly spaced over its
+        ``max_horizon`` (every channel is a target at each): a window of a dense panel can
+        hold dozens, and the cost of a training step grows with them while what the step
+        learns barely does (on a held-out draw of ``make_irregular_vitals``, whose 4-hour
+        windows hold 24 in the median, 16 pretrains in 0.56× the CPU time of all of them
+        at 1 % higher CRPS). Forecasts are made at every requested time; windows of regular
+        series at the default ``max_horizon`` hold 12 target times, so the cap does not
+        touch them.
     calibration_fraction : float or "auto", default="auto"
         If positive, the last fraction of each training series' time span is held out: the
         network trains on windows whose targets precede it, and the windows whose cutoffs
@@ -425,6 +434,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         "normalization": [StrOptions(set(NORMALIZATIONS))],
         "max_tokens": int_at_least(1),
         "windows_per_series": int_at_least(1),
+        "max_targets": int_at_least(1),
         "calibration_fraction": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "refit_on_update": ["boolean"],
         "ar_order": [*int_at_least(0), StrOptions({"auto"})],
@@ -439,6 +449,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         seasonal_period: float | str | pd.Timedelta | None = "auto",
         max_tokens: int = 256,
         windows_per_series: int = 512,
+        max_targets: int = 16,
         calibration_fraction: float | str = "auto",
         observation_dropout: float = 0.3,
         refit_on_update: bool = False,
@@ -467,6 +478,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.seasonal_period = seasonal_period
         self.max_tokens = max_tokens
         self.windows_per_series = windows_per_series
+        self.max_targets = max_targets
         self.calibration_fraction = calibration_fraction
         self.observation_dropout = observation_dropout
         self.refit_on_update = refit_on_update
@@ -608,7 +620,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             normalization=self.normalization,
             seasonal_period=self.seasonal_period_,
             max_tokens=self.max_tokens,
-            max_queries=self.max_tokens,
+            max_queries=self.max_targets,
             context_gaps=gaps,
             gap_keeps_last=keeps,
         )

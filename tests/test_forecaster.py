@@ -339,6 +339,25 @@ def test_ar_order_auto_reads_regularly_spaced_series_only():
         LevyForecaster(ar_order=-1).fit(load_airline())
 
 
+def test_max_targets_caps_training_targets_not_forecasts():
+    quick = {**FAST, "max_epochs": 1, "windows_per_series": 8}
+    y = load_airline()
+    fh = np.arange(1, 25)  # beyond max_horizon too: forecasts are made at every time asked
+    # At the default max_horizon a window of a regular series holds 12 target times: the
+    # default cap of 16 leaves it as it is.
+    default = LevyForecaster(**quick).fit(y)
+    uncapped = LevyForecaster(**quick, max_targets=100).fit(y)
+    pd.testing.assert_series_equal(default.predict(fh=fh), uncapped.predict(fh=fh))
+    pd.testing.assert_frame_equal(default.predict_var(fh=fh), uncapped.predict_var(fh=fh))
+    # Three of them per window train another network, which still forecasts every time.
+    capped = LevyForecaster(**quick, max_targets=3).fit(y)
+    pred = capped.predict(fh=fh)
+    assert len(pred) == fh.size and np.isfinite(pred).all()
+    assert not np.allclose(pred, default.predict(fh=fh))
+    with pytest.raises(ValueError, match="max_targets"):
+        LevyForecaster(max_targets=0).fit(y)
+
+
 def test_update_extends_context_without_retraining():
     panel = sine_panel(n_series=20, seed=2)
     series = sine_panel(n_series=1, seed=7).droplevel(0)
