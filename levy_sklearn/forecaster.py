@@ -76,6 +76,10 @@ _SEASONAL_LAGS_LR = 5.0
 # A series is regularly spaced when every step is within this share of the time unit (month
 # ends: 28–31 days).
 _REGULAR_TOLERANCE = 0.25
+# max_targets="auto" on irregularly spaced series: the cap on target times per training
+# window chosen on a held-out vitals draw (benchmarks/results/pretrain_budget.md, run 4;
+# all, 32, 16 and 8 were tried).
+_AUTO_MAX_TARGETS = 16
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 _PRETRAINED = [
     "pretrained_net_",
@@ -271,15 +275,16 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
         At most this many training windows per series (evenly spaced cutoffs, latest kept).
-    max_targets : int, default=16
+    max_targets : int or "auto", default="auto"
         At most this many target times per training window, evenly spaced over its
-        ``max_horizon`` (every channel is a target at each): a window of a dense panel can
-        hold dozens, and the cost of a training step grows with them while what the step
-        learns barely does (on a held-out draw of ``make_irregular_vitals``, whose 4-hour
-        windows hold 24 in the median, 16 pretrains in 0.56× the CPU time of all of them
-        at 1 % higher CRPS). Forecasts are made at every requested time; windows of regular
-        series at the default ``max_horizon`` hold 12 target times, so the cap does not
-        touch them.
+        ``max_horizon`` (every channel is a target at each); forecasts are still made at
+        every requested time. ``"auto"``: 16 on irregularly spaced series, no cap on
+        regularly spaced ones (every step within 25 % of the time unit, as for
+        ``ar_order``), whose windows hold one target time per unit of ``max_horizon``, as
+        many as the user asked for. A window of a dense irregular panel can hold dozens,
+        and the cost of a training step grows with them while what the step learns barely
+        does: on a held-out draw of ``make_irregular_vitals``, whose 4-hour windows hold 24
+        in the median, 16 pretrains in 0.56× the CPU time of all of them at 1 % higher CRPS.
     calibration_fraction : float or "auto", default="auto"
         If positive, the last fraction of each training series' time span is held out: the
         network trains on windows whose targets precede it, and the windows whose cutoffs
@@ -347,6 +352,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     ar_order_ : int
         Lags of the network's autoregression (``ar_order`` resolved and capped by the
         context; that of the pretrained network after ``pretrain``; 0: none).
+    max_targets_ : int or None
+        The cap on target times per window of the last ``fit`` (``max_targets`` with
+        ``"auto"`` resolved for its series; ``None``: no cap).
     calibration_fraction_ : float
         The share of each series held out for calibration (``calibration_fraction`` with
         ``"auto"`` resolved; 0 means no calibration).
@@ -434,7 +442,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         "normalization": [StrOptions(set(NORMALIZATIONS))],
         "max_tokens": int_at_least(1),
         "windows_per_series": int_at_least(1),
-        "max_targets": int_at_least(1),
+        "max_targets": [*int_at_least(1), StrOptions({"auto"})],
         "calibration_fraction": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "refit_on_update": ["boolean"],
         "ar_order": [*int_at_least(0), StrOptions({"auto"})],
@@ -449,7 +457,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         seasonal_period: float | str | pd.Timedelta | None = "auto",
         max_tokens: int = 256,
         windows_per_series: int = 512,
-        max_targets: int = 16,
+        max_targets: int | str = "auto",
         calibration_fraction: float | str = "auto",
         observation_dropout: float = 0.3,
         refit_on_update: bool = False,
@@ -528,10 +536,14 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.seasonal_period_ = (
             None if period is None else span_in_units(period, self.time_unit_, "seasonal_period")
         )
+        steps = [np.diff(index_to_time(ix, self.time_unit_)) for ix in indexes]
+        regular = all(np.all(np.abs(d - 1) <= _REGULAR_TOLERANCE) for d in steps)
+        targets = self.max_targets
+        if isinstance(targets, str):  # "auto": cap irregular series only
+            targets = None if regular else _AUTO_MAX_TARGETS
+        self.max_targets_ = targets
         order = self.ar_order
         if isinstance(order, str):  # "auto": on regularly spaced series only
-            steps = [np.diff(index_to_time(ix, self.time_unit_)) for ix in indexes]
-            regular = all(np.all(np.abs(d - 1) <= _REGULAR_TOLERANCE) for d in steps)
             order = _AUTO_AR_ORDER if regular else 0
         # At most one lag per time unit of the context (lag 0 included): no lag reaches
         # further back than a window does.
@@ -620,7 +632,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             normalization=self.normalization,
             seasonal_period=self.seasonal_period_,
             max_tokens=self.max_tokens,
-            max_queries=self.max_targets,
+            max_queries=self.max_targets_,
             context_gaps=gaps,
             gap_keeps_last=keeps,
         )
@@ -801,8 +813,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
         Writes ``net_``, ``time_unit_``, ``time_kind_``, ``context_span_``, ``horizon_span_``,
         ``channel_mean_``, ``channel_scale_``, ``n_channels_``, ``ar_order_``,
-        ``calibration_fraction_``, ``calibrator_``, ``sigma_scale_`` and the context kept for
-        prediction. After ``pretrain``, the pretrained network is kept.
+        ``max_targets_``, ``calibration_fraction_``, ``calibrator_``, ``sigma_scale_`` and
+        the context kept for prediction. After ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
         series = _instances(y)

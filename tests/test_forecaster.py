@@ -342,18 +342,22 @@ def test_ar_order_auto_reads_regularly_spaced_series_only():
 def test_max_targets_caps_training_targets_not_forecasts():
     quick = {**FAST, "max_epochs": 1, "windows_per_series": 8}
     y = load_airline()
-    fh = np.arange(1, 25)  # beyond max_horizon too: forecasts are made at every time asked
-    # At the default max_horizon a window of a regular series holds 12 target times: the
-    # default cap of 16 leaves it as it is.
-    default = LevyForecaster(**quick).fit(y)
-    uncapped = LevyForecaster(**quick, max_targets=100).fit(y)
+    fh = np.arange(1, 25)
+    # "auto" leaves a regular series' windows whole, however long max_horizon is: 24 target
+    # times each here, as without a cap.
+    default = LevyForecaster(**quick, max_horizon=24).fit(y)
+    uncapped = LevyForecaster(**quick, max_horizon=24, max_targets=100).fit(y)
+    assert default.max_targets_ is None and uncapped.max_targets_ == 100
     pd.testing.assert_series_equal(default.predict(fh=fh), uncapped.predict(fh=fh))
     pd.testing.assert_frame_equal(default.predict_var(fh=fh), uncapped.predict_var(fh=fh))
-    # Three of them per window train another network, which still forecasts every time.
-    capped = LevyForecaster(**quick, max_targets=3).fit(y)
+    # A cap that binds trains another network, which still forecasts every time asked.
+    capped = LevyForecaster(**quick, max_horizon=24, max_targets=3).fit(y)
     pred = capped.predict(fh=fh)
     assert len(pred) == fh.size and np.isfinite(pred).all()
     assert not np.allclose(pred, default.predict(fh=fh))
+    # Irregular series get 16 under "auto".
+    irregular = LevyForecaster(**quick, context_length=24, max_horizon=8).fit(irregular_frame())
+    assert irregular.max_targets_ == 16
     with pytest.raises(ValueError, match="max_targets"):
         LevyForecaster(max_targets=0).fit(y)
 
