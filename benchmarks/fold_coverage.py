@@ -7,7 +7,7 @@ interval width can meet the two bars together, for LevyForecaster (defaults,
 ``random_state=0``) and the classical peers of that benchmark (AutoARIMA, AutoETS, AutoTheta,
 ARAR, seasonal naive).
 
-The folds are those of ``forecasters.backtest`` (``SERIES``: ``ExpandingWindowSplitter`` with
+The folds are those of ``forecasters.backtest`` (its ``splitter``: ``ExpandingWindowSplitter`` with
 ``fh = 1..horizon``, the same initial window and step; a fresh forecaster fitted with that
 ``fh`` at every fold). Per forecast point it records ``y``, ``predict`` and the 90 %
 ``predict_interval``, and its normalised error ``z = (y − mean) / (upper − mean)`` above the
@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from forecasters import PEERS, SERIES, make_peer
+from forecasters import PEERS, SERIES, make_peer, splitter
 from scipy.stats import norm
 
 from levy_sklearn import LevyForecaster
@@ -65,18 +65,6 @@ POOLED_BAR = (0.85, 0.95)
 
 
 # --------------------------------------------------------------------------- backtests
-def splitter(y: pd.Series, initial: int, step: int, horizon: int, last: int | None = None):
-    """``forecasters.backtest``'s expanding window; ``last``: only the last folds."""
-    from sktime.split import ExpandingWindowSplitter
-
-    n_folds = (len(y) - initial - horizon) // step + 1
-    if last is not None:
-        initial += (n_folds - last) * step
-    return ExpandingWindowSplitter(
-        fh=list(range(1, horizon + 1)), initial_window=initial, step_length=step
-    )
-
-
 def make(method: str, sp: int):
     if method == "LevyForecaster":
         return LevyForecaster(random_state=0)
@@ -88,8 +76,8 @@ def backtest_points(name: str, method: str, last: int | None) -> pd.DataFrame:
     load, sp, initial, step, horizon = SERIES[name]
     y = load()
     cv = splitter(y, initial, step, horizon, last)
-    n_folds = (len(y) - initial - horizon) // step + 1
-    first = 0 if last is None else n_folds - last  # fold numbers as in the full backtest
+    # Fold numbers as in the full backtest.
+    first = splitter(y, initial, step, horizon).get_n_splits(y) - cv.get_n_splits(y)
     rows = []
     for i, (y_train, y_test) in enumerate(cv.split_series(y)):
         forecaster = make(method, sp)

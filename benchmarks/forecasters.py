@@ -128,19 +128,25 @@ def make_peer(name: str, sp: int):
     }[name]()
 
 
-def backtest(forecaster, y: pd.Series, initial: int, step: int, horizon: int, folds=None):
-    """sktime ``evaluate`` on an expanding window; per-fold scores and the total run time."""
-    from sktime.forecasting.model_evaluation import evaluate
-    from sktime.performance_metrics.forecasting import MeanAbsoluteError
-    from sktime.performance_metrics.forecasting.probabilistic import CRPS, EmpiricalCoverage
+def splitter(y: pd.Series, initial: int, step: int, horizon: int, folds: int | None = None):
+    """The expanding window of the backtests: every fold, or only the last ``folds``."""
     from sktime.split import ExpandingWindowSplitter
 
     n_folds = (len(y) - initial - horizon) // step + 1
     if folds is not None:  # the last folds (quick runs)
         initial += (n_folds - folds) * step
-    cv = ExpandingWindowSplitter(
+    return ExpandingWindowSplitter(
         fh=list(range(1, horizon + 1)), initial_window=initial, step_length=step
     )
+
+
+def backtest(forecaster, y: pd.Series, initial: int, step: int, horizon: int, folds=None):
+    """sktime ``evaluate`` on an expanding window; per-fold scores and the total run time."""
+    from sktime.forecasting.model_evaluation import evaluate
+    from sktime.performance_metrics.forecasting import MeanAbsoluteError
+    from sktime.performance_metrics.forecasting.probabilistic import CRPS, EmpiricalCoverage
+
+    cv = splitter(y, initial, step, horizon, folds)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = evaluate(
