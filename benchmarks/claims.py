@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
-import subprocess
 import time
 import warnings
 from collections.abc import Callable
@@ -42,6 +41,7 @@ import numpy as np
 import pandas as pd
 import torch
 from joblib import Parallel, delayed
+from provenance import short_commit
 from scipy import stats
 
 from levy_sklearn.conformal import conformal_interval, fit_conformal
@@ -900,9 +900,7 @@ def main() -> None:
     stem = "claims" if mode_name == "full" else "claims_fast"
     files = plot_figures(cells, diagnostics, table, stem)
     table.to_csv(RESULTS / f"{stem}.csv", index=False)
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
+    commit = short_commit()
     caps = "/".join(map(str, mode["caps"]))
     lines = [
         f"# The paper's claims, side by side ({mode_name} mode)",

@@ -22,13 +22,13 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 from claims import feature_times, lag_rows, to_stays
+from provenance import short_commit
 
 from levy_sklearn.datasets import make_irregular_vitals
 from levy_sklearn.metrics import aurc, excess_aurc, spearman_uncertainty
@@ -139,9 +139,7 @@ def main() -> None:
     fig.savefig(RESULTS / "clinical_risk_coverage.png", dpi=90)
     plt.close(fig)
 
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
+    commit = short_commit()
     best = min(t[0] for t in timings.values())
     verdict = "met" if best <= BAR else "**not met**"
     goal = "met" if best <= GOAL else "not met"

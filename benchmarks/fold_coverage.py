@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -49,6 +48,7 @@ import numpy as np
 import pandas as pd
 import torch
 from forecasters import PEERS, SERIES, make_peer, splitter
+from provenance import git, short_commit
 from scipy.stats import norm
 
 from levy_sklearn import LevyForecaster
@@ -272,10 +272,7 @@ def verdict(t1: pd.DataFrame) -> str:
 def provenance() -> str:
     """The commit, and the tracked files changed since it (read when the run starts)."""
 
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], capture_output=True, text=True, cwd=HERE).stdout
-
-    commit = git("rev-parse", "--short", "HEAD").strip()
+    commit = short_commit()
     changed = git("diff", "--name-only", "HEAD").split()
     return f"commit `{commit}`" + (
         f" with uncommitted changes to {', '.join(f'`{c}`' for c in changed)}" if changed else ""

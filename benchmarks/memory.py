@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import torch
+from provenance import short_commit
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BAR_GIB = 2.0
@@ -159,9 +160,7 @@ def write_report(results: list[dict], load: float) -> str:
             f"| {r['case']} | {r['what']} | {r['input_gib']:.3f} | {r['added_gib']:.3f} | "
             f"{r['seconds']:.1f} | {ok} |"
         )
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    ).stdout.strip()
+    commit = short_commit()
     lines += [
         "",
         f"Machine: {platform.machine()}, {psutil.cpu_count()} CPUs, "

@@ -18,11 +18,11 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 import torch
+from provenance import short_commit
 
 from levy_sklearn import LevyNet
 
@@ -93,9 +93,7 @@ def main() -> None:
                 times[name].append(time.perf_counter() - start)
     median = {name: statistics.median(t) for name, t in times.items()}
     base = median["softmax"]
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
+    commit = short_commit()
     lines = [
         "# Overhead of single-pass uncertainty",
         "",

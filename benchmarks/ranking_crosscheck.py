@@ -27,7 +27,6 @@ on two cores) → ``benchmarks/results/ranking_crosscheck.md``.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -45,6 +44,7 @@ from claims import (  # the sibling script (Python puts a script's folder on the
     make_cell_data,
 )
 from joblib import Parallel, delayed
+from provenance import short_commit
 
 from levy_sklearn.metrics import aurc, spearman_uncertainty
 from levy_sklearn.regressor import LevyAttentionRegressor
@@ -105,9 +105,7 @@ def report(table: pd.DataFrame, seconds: float) -> str:
         better = (cells[a] > cells[b]) & (cells[f"AURC {a}"] < cells[f"AURC {b}"])
         return f"{int(better.sum())}/{n}"
 
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
+    commit = short_commit()
     lines = [
         "# Whose errors does each σ rank? Claim (2b) on common errors",
         "",

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import platform
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
+from provenance import short_commit
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import RidgeCV
 from sklearn.metrics import r2_score
@@ -134,9 +134,7 @@ def main() -> None:
                     f"{sign * diff.mean():+.4f} (more than 2 paired standard errors, {se:.4f})."
                 )
 
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
+    commit = short_commit()
     columns = {
         "diabetes_r2": "diabetes R²",
         "het_r2": "heteroscedastic R²",

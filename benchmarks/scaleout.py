@@ -34,7 +34,6 @@ import importlib
 import os
 import platform
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,6 +45,7 @@ import pandas as pd
 import psutil
 import torch
 from distributed import Client, LocalCluster
+from provenance import short_commit
 
 from levy_sklearn import LevyAttentionRegressor, LevyForecaster
 from levy_sklearn.scaleout import predict_blocks, predict_panel
@@ -163,8 +163,7 @@ def relative_difference(a: np.ndarray, b: np.ndarray) -> float:
 
 def machine(load: float) -> str:
     """The machine, the versions and the commit measured."""
-    git = ["git", "rev-parse", "--short", "HEAD"]
-    commit = subprocess.run(git, capture_output=True, text=True).stdout.strip() or "unknown"
+    commit = short_commit() or "unknown"
     return (
         f"Machine: {platform.machine()}, {psutil.cpu_count()} CPUs, "
         f"{psutil.virtual_memory().total / GIB:.0f} GiB RAM; Python "

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from provenance import short_commit
 from sktime.datasets import load_airline
 from torch.profiler import ProfilerActivity, profile
 
@@ -90,9 +90,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
+    commit = short_commit()
     runs = {
         "airline fit": (airline, None, 10),
         "vitals-20 pretrain": (vitals, args.vitals_epochs, 1),
