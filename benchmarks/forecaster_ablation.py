@@ -26,6 +26,13 @@ and fold, the CRPS of the first configuration with ``random_state`` 0 … N−1,
 and the CRPS of the Normal that matches the N forecasts' mixture (mean of the means;
 mean of the variances plus the variance of the means) — an ensemble, as a yardstick only.
 
+``--horizon-shape N`` asks whether σ's shape over the horizon is off: the first
+configuration's forecasts on each series' last ``N`` folds (every seed), the spread of the
+standardised errors ``z = (y − ŷ)/σ`` per quarter of the horizon, and what a σ rescaled per
+quarter would score, its factors taken from the *other* series (leave one series out, their
+geometric mean set to 1 so that only the shape changes): CRPS relative to the forecaster's
+own σ, and 90 % coverage before and after.
+
 ``--glucose`` runs the configurations on held-out splits of the irregular glucose record
 instead: the protocol of ``benchmarks/forecasters.py`` (random cutoffs in the week after the
 training prefix, every reading within 60 min), with training prefixes of 20, 30 and 40 % of
@@ -50,6 +57,7 @@ import numpy as np
 import pandas as pd
 import torch
 from forecasters import backtest, run_glucose
+from scipy.stats import norm
 from sktime.forecasting.compose import TransformedTargetForecaster
 from sktime.transformations.series.boxcox import LogTransformer
 
@@ -94,16 +102,22 @@ SERIES = {
 }
 
 
+def last_folds(name: str, n_folds: int = FOLDS):
+    """``(fold, train, test values)`` of a series' last ``n_folds`` folds, oldest first
+    (the folds of the ablation's backtest when ``n_folds == FOLDS``)."""
+    load, horizon = SERIES[name]
+    y = load()
+    for fold in range(n_folds):
+        end = len(y) - (n_folds - fold) * horizon
+        yield fold, y.iloc[:end], y.iloc[end : end + horizon].to_numpy()
+
+
 def seed_spread(config: dict, names: list[str], n_seeds: int) -> None:
     """Single fits against the moment-matched average of ``n_seeds`` fits, per fold."""
     rows = []
     for name in names:
-        load, horizon = SERIES[name]
-        y = load()
-        fh = list(range(1, horizon + 1))
-        for fold in range(FOLDS):
-            end = len(y) - (FOLDS - fold) * horizon
-            train, test = y.iloc[:end], y.iloc[end : end + horizon].to_numpy()
+        fh = list(range(1, SERIES[name][1] + 1))
+        for fold, train, test in last_folds(name):
             fits = [
                 LevyForecaster(**{**config, "random_state": s}).fit(train) for s in range(n_seeds)
             ]
@@ -131,6 +145,65 @@ def seed_spread(config: dict, names: list[str], n_seeds: int) -> None:
     )
 
 
+def horizon_shape(config: dict, names: list[str], seeds: list[int], n_folds: int) -> None:
+    """Standardised errors per quarter of the horizon, and a leave-one-series-out rescaling
+    of σ per quarter (see the module docstring)."""
+    rows = []
+    for name in names:
+        horizon = SERIES[name][1]
+        fh = list(range(1, horizon + 1))
+        for seed in seeds:
+            for _fold, train, test in last_folds(name, n_folds):
+                fit = LevyForecaster(**{"random_state": seed, **config}).fit(train)
+                mean = fit.predict(fh=fh).to_numpy().ravel()
+                sd = np.sqrt(fit.predict_var(fh=fh).to_numpy().ravel())
+                quarter = np.ceil(4 * np.arange(1, horizon + 1) / horizon).astype(int)
+                rows.append(pd.DataFrame(dict(series=name, y=test, mean=mean, sd=sd, q=quarter)))
+            print(name, seed, flush=True)
+    points = pd.concat(rows, ignore_index=True)
+    points["z"] = (points.y - points["mean"]) / points.sd
+    z = points.groupby("q").z
+    spread = pd.DataFrame(
+        {
+            "RMS of z": z.apply(lambda v: np.sqrt(np.mean(v**2))),
+            "median |z| / 0.674": z.apply(lambda v: np.median(np.abs(v)) / norm.ppf(0.75)),
+            "cov90": z.apply(lambda v: np.mean(np.abs(v) <= norm.ppf(0.95))),
+            "points": z.size(),
+        }
+    )
+    spread.index.name = "quarter of the horizon"
+    scored = []
+    for name, own in points.groupby("series", sort=False):
+        others = points[points.series != name].groupby("q").z
+        factor = others.apply(lambda v: np.sqrt(np.mean(v**2)))
+        factor = own.q.map(factor / np.exp(np.log(factor).mean()))
+        crps = np.mean(gaussian_crps(own.y, own["mean"], own.sd))
+        half_width = norm.ppf(0.95) * own.sd * factor
+        scored.append(
+            dict(
+                series=name,
+                **{
+                    "CRPS rescaled / own σ": np.mean(
+                        gaussian_crps(own.y, own["mean"], own.sd * factor)
+                    )
+                    / crps,
+                    "cov90 own σ": np.mean(np.abs(own.z) <= norm.ppf(0.95)),
+                    "cov90 rescaled": np.mean(np.abs(own.y - own["mean"]) <= half_width),
+                },
+            )
+        )
+    scored = pd.DataFrame(scored).set_index("series")
+    ratio = scored["CRPS rescaled / own σ"]
+    print(
+        f"# σ over the horizon (last {n_folds} folds, seeds {seeds})\n\n"
+        + spread.to_markdown(floatfmt=".3f")
+        + "\n\n"
+        + scored.to_markdown(floatfmt=".3f")
+        + f"\n\nGeometric mean CRPS ratio {np.exp(np.log(ratio).mean()):.3f}, lower on "
+        f"{int((ratio < 1).sum())} of {ratio.size} series.\n"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("configs", nargs="*", default=["{}"], help="JSON overrides")
@@ -139,6 +212,9 @@ def main() -> None:
     parser.add_argument("--glucose", action="store_true", help="held-out glucose splits")
     parser.add_argument("--log", action="store_true", help="forecast log(y) (positive series)")
     parser.add_argument("--seed-spread", type=int, help="seed noise of N fits per fold")
+    parser.add_argument(
+        "--horizon-shape", type=int, metavar="N", help="σ per quarter of the horizon, N folds"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
@@ -147,6 +223,9 @@ def main() -> None:
     if args.seed_spread:
         return seed_spread(json.loads(args.configs[0]), args.series.split(","), args.seed_spread)
     configs, seeds = args.configs, [int(s) for s in args.seeds.split(",")]
+    if args.horizon_shape:
+        config = json.loads(configs[0])
+        return horizon_shape(config, args.series.split(","), seeds, args.horizon_shape)
     rows = []
     for name in args.series.split(","):
         load, horizon = SERIES[name]
