@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from forecasters import backtest, run_glucose
+from forecasters import backtest, run_glucose, splitter
 from scipy.stats import norm
 from sktime.forecasting.compose import TransformedTargetForecaster
 from sktime.transformations.series.boxcox import LogTransformer
@@ -103,13 +103,14 @@ SERIES = {
 
 
 def last_folds(name: str, n_folds: int = FOLDS):
-    """``(fold, train, test values)`` of a series' last ``n_folds`` folds, oldest first
-    (the folds of the ablation's backtest when ``n_folds == FOLDS``)."""
+    """``(fold, train, test values)`` of a series' last ``n_folds`` folds, oldest first:
+    ``forecasters.splitter``'s expanding window, the folds of the ablation's backtest when
+    ``n_folds == FOLDS``."""
     load, horizon = SERIES[name]
     y = load()
-    for fold in range(n_folds):
-        end = len(y) - (n_folds - fold) * horizon
-        yield fold, y.iloc[:end], y.iloc[end : end + horizon].to_numpy()
+    cv = splitter(y, len(y) - n_folds * horizon, horizon, horizon)
+    for fold, (train, test) in enumerate(cv.split_series(y)):
+        yield fold, train, test.to_numpy()
 
 
 def seed_spread(config: dict, names: list[str], n_seeds: int) -> None:
@@ -152,47 +153,42 @@ def horizon_shape(config: dict, names: list[str], seeds: list[int], n_folds: int
     for name in names:
         horizon = SERIES[name][1]
         fh = list(range(1, horizon + 1))
+        quarter = np.ceil(4 * np.arange(1, horizon + 1) / horizon).astype(int)
         for seed in seeds:
             for _fold, train, test in last_folds(name, n_folds):
                 fit = LevyForecaster(**{"random_state": seed, **config}).fit(train)
                 mean = fit.predict(fh=fh).to_numpy().ravel()
                 sd = np.sqrt(fit.predict_var(fh=fh).to_numpy().ravel())
-                quarter = np.ceil(4 * np.arange(1, horizon + 1) / horizon).astype(int)
                 rows.append(pd.DataFrame(dict(series=name, y=test, mean=mean, sd=sd, q=quarter)))
             print(name, seed, flush=True)
     points = pd.concat(rows, ignore_index=True)
     points["z"] = (points.y - points["mean"]) / points.sd
+    z90 = norm.ppf(0.95)
+
+    def rms(v: pd.Series) -> float:
+        return np.sqrt(np.mean(v**2))
+
     z = points.groupby("q").z
     spread = pd.DataFrame(
         {
-            "RMS of z": z.apply(lambda v: np.sqrt(np.mean(v**2))),
+            "RMS of z": z.apply(rms),
             "median |z| / 0.674": z.apply(lambda v: np.median(np.abs(v)) / norm.ppf(0.75)),
-            "cov90": z.apply(lambda v: np.mean(np.abs(v) <= norm.ppf(0.95))),
+            "cov90": z.apply(lambda v: np.mean(np.abs(v) <= z90)),
             "points": z.size(),
         }
     )
     spread.index.name = "quarter of the horizon"
-    scored = []
+    scored = {}
     for name, own in points.groupby("series", sort=False):
-        others = points[points.series != name].groupby("q").z
-        factor = others.apply(lambda v: np.sqrt(np.mean(v**2)))
-        factor = own.q.map(factor / np.exp(np.log(factor).mean()))
-        crps = np.mean(gaussian_crps(own.y, own["mean"], own.sd))
-        half_width = norm.ppf(0.95) * own.sd * factor
-        scored.append(
-            dict(
-                series=name,
-                **{
-                    "CRPS rescaled / own σ": np.mean(
-                        gaussian_crps(own.y, own["mean"], own.sd * factor)
-                    )
-                    / crps,
-                    "cov90 own σ": np.mean(np.abs(own.z) <= norm.ppf(0.95)),
-                    "cov90 rescaled": np.mean(np.abs(own.y - own["mean"]) <= half_width),
-                },
-            )
-        )
-    scored = pd.DataFrame(scored).set_index("series")
+        factor = points[points.series != name].groupby("q").z.apply(rms)
+        sd = own.sd * own.q.map(factor / np.exp(np.log(factor).mean()))
+        own_crps = np.mean(gaussian_crps(own.y, own["mean"], own.sd))
+        scored[name] = {
+            "CRPS rescaled / own σ": np.mean(gaussian_crps(own.y, own["mean"], sd)) / own_crps,
+            "cov90 own σ": np.mean(np.abs(own.z) <= z90),
+            "cov90 rescaled": np.mean(np.abs(own.y - own["mean"]) <= z90 * sd),
+        }
+    scored = pd.DataFrame.from_dict(scored, orient="index").rename_axis("series")
     ratio = scored["CRPS rescaled / own σ"]
     print(
         f"# σ over the horizon (last {n_folds} folds, seeds {seeds})\n\n"
