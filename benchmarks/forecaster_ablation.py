@@ -62,7 +62,7 @@ from sktime.forecasting.compose import TransformedTargetForecaster
 from sktime.transformations.series.boxcox import LogTransformer
 
 from levy_sklearn import LevyForecaster
-from levy_sklearn.metrics import gaussian_crps
+from levy_sklearn.metrics import gaussian_crps, gaussian_interval, interval_coverage
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FOLDS = 2
@@ -163,17 +163,19 @@ def horizon_shape(config: dict, names: list[str], seeds: list[int], n_folds: int
             print(name, seed, flush=True)
     points = pd.concat(rows, ignore_index=True)
     points["z"] = (points.y - points["mean"]) / points.sd
-    z90 = norm.ppf(0.95)
 
     def rms(v: pd.Series) -> float:
         return np.sqrt(np.mean(v**2))
+
+    def cov90(part: pd.DataFrame, sd: pd.Series) -> float:
+        return interval_coverage(part.y, *gaussian_interval(part["mean"], sd, coverage=0.9))
 
     z = points.groupby("q").z
     spread = pd.DataFrame(
         {
             "RMS of z": z.apply(rms),
             "median |z| / 0.674": z.apply(lambda v: np.median(np.abs(v)) / norm.ppf(0.75)),
-            "cov90": z.apply(lambda v: np.mean(np.abs(v) <= z90)),
+            "cov90": points.groupby("q")[["y", "mean", "sd"]].apply(lambda p: cov90(p, p.sd)),
             "points": z.size(),
         }
     )
@@ -185,8 +187,8 @@ def horizon_shape(config: dict, names: list[str], seeds: list[int], n_folds: int
         own_crps = np.mean(gaussian_crps(own.y, own["mean"], own.sd))
         scored[name] = {
             "CRPS rescaled / own σ": np.mean(gaussian_crps(own.y, own["mean"], sd)) / own_crps,
-            "cov90 own σ": np.mean(np.abs(own.z) <= z90),
-            "cov90 rescaled": np.mean(np.abs(own.y - own["mean"]) <= z90 * sd),
+            "cov90 own σ": cov90(own, own.sd),
+            "cov90 rescaled": cov90(own, sd),
         }
     scored = pd.DataFrame.from_dict(scored, orient="index").rename_axis("series")
     ratio = scored["CRPS rescaled / own σ"]
