@@ -134,9 +134,10 @@ def floor_report(commit: str) -> list[str]:
         _wall, cpu, reg = timed(partial(regressor, batch_size=batch_size))
         params = reg.get_params()
         stock = stock_seconds_per_step(10, params)
-        default_rows = default_rows or rows_trained(reg)  # the first is the default fit
+        trained = rows_trained(reg)
+        default_rows = default_rows or trained  # the first fit is the default one
         for name, rate in (
-            ("`LevyAttentionRegressor`", rows_trained(reg) / cpu),
+            ("`LevyAttentionRegressor`", trained / cpu),
             ("stock attention network", batch_size / stock),
         ):
             rows.append(
