@@ -671,7 +671,8 @@ def run(label: str, seeds: list[int], names: list[str], force: bool) -> Path:
         "label": label,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "commit": short_commit(),
-        "dirty": bool(git("status", "--porcelain", "--", "levy_sklearn").strip()),
+        # ":(top)": the library path from the repository root (git runs in benchmarks/).
+        "dirty": bool(git("status", "--porcelain", "--", ":(top)levy_sklearn").strip()),
         "command": f"OMP_NUM_THREADS=1 python benchmarks/zero_shot.py --label {label} "
         f"--seeds {' '.join(map(str, seeds))}",
         "levy_params": LEVY_PARAMS,
