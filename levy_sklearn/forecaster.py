@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import numbers
 import warnings
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -28,7 +28,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
-from .conformal import ConformalIntervals
 from .training import (
     NET_PARAMS,
     LevyNeuralNet,
@@ -36,6 +35,7 @@ from .training import (
     fit_levy_net,
     make_levy_net,
 )
+from .uncertainty import LeadCalibration, horizon_floor, to_data_units
 from .validation import check_magnitude, column_scaling
 from .windows import (
     _MIN_SEASONS,
@@ -53,9 +53,10 @@ __all__ = ["LevyForecaster"]
 
 _INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
 _TIMEDELTA_KINDS = ("datetime", "timedelta")
-# The coverage at which the conformally rescaled Normal reproduces MAPIE's interval exactly
-# (sktime's default coverage; see calibration_fraction).
-_SIGMA_COVERAGE = 0.9
+# pretrain holds out this share of the panel's series (at least one) to calibrate σ on
+# subjects the network never saw, when the panel has at least _MIN_PANEL_TO_HOLD_OUT series.
+_HELD_OUT_SHARE = 0.2
+_MIN_PANEL_TO_HOLD_OUT = 5
 # Share of the gap windows of observation_dropout that are holes before a last observation
 # (chosen on held-out series: benchmarks/results/forecaster_ablation.md, run 9).
 _HOLE_SHARE = 0.5
@@ -80,12 +81,20 @@ _REGULAR_TOLERANCE = 0.25
 # window chosen on a held-out vitals draw (benchmarks/results/pretrain_budget.md, run 4;
 # all, 32, 16 and 8 were tried).
 _AUTO_MAX_TARGETS = 16
+# A channel of a series is standardised by its own spread from this many observations on,
+# by the population's below (see LevyForecaster._fit_scaling): the standard deviation of n
+# draws is off by about 1/sqrt(2n), a fifth at 10.
+_MIN_OWN_SCALE = 10
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 _PRETRAINED = [
     "pretrained_net_",
     "pretrained_time_unit_",
     "pretrained_time_kind_",
     "pretrained_n_channels_",
+    "pretrained_columns_",
+    "pretrained_channel_mean_",
+    "pretrained_channel_scale_",
+    "pretrained_calibration_",
 ]
 
 
@@ -140,6 +149,44 @@ def _as_floats(levels: object) -> object:
 
 def _compatible_kinds(a: str, b: str) -> bool:
     return a == b or (a in _TIMEDELTA_KINDS and b in _TIMEDELTA_KINDS)
+
+
+def _in_order(
+    y: pd.DataFrame, columns: list, what: str, by_position_if_renamed: bool = False
+) -> pd.DataFrame:
+    """``y`` with its columns in the order of ``columns``, matched by name.
+
+    Channels are the network's inputs by position, so a series whose columns come in
+    another order must be reordered by name, never read by position (its forecasts would
+    land under the wrong names); a missing or unknown name is refused. A single column is
+    taken whatever its name (there is nothing to mix up). With ``by_position_if_renamed``,
+    columns sharing no name with ``columns`` (e.g. a panel pretrained with names, a subject
+    with pandas' default 0, 1, …) are taken by position, with a warning naming the pairing:
+    there is no name to match, and sktime's pretrain contract fits such data."""
+    given = list(y.columns)
+    if given == columns or (len(given) == 1 and len(columns) == 1):
+        return y
+    missing = [c for c in columns if c not in given]
+    unknown = [c for c in given if c not in columns]
+    duplicated = len(set(given)) != len(given)
+    renamed = len(given) == len(columns) == len(missing) and not duplicated
+    if by_position_if_renamed and renamed:
+        pairs = ", ".join(f"{g!r} as {c!r}" for g, c in zip(given, columns, strict=True))
+        warnings.warn(
+            f"{what} shares no column name with the channels the forecaster knows "
+            f"{columns}; its columns are taken by position ({pairs}). Name the columns "
+            "like those to have them matched by name.",
+            UserWarning,
+            stacklevel=4,
+        )
+        return y
+    if missing or unknown or duplicated:
+        raise ValueError(
+            f"{what} has columns {given} but the forecaster knows {columns} (missing: "
+            f"{missing}, unknown: {unknown}); channels are matched by name, so pass a frame "
+            f"with exactly these columns, e.g. y[{columns!r}] after renaming."
+        )
+    return y[columns]
 
 
 def _calibration_start(t: np.ndarray, fraction: float) -> float:
@@ -222,14 +269,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     (and likewise tz-aware ``fh`` on a naive series). A time at or before the cutoff
     (in-sample) is forecast from what was observed strictly before it.
 
-    ``predict``, ``predict_var``, ``predict_proba`` (an skpro ``Normal``),
-    ``predict_interval``, ``predict_quantiles`` and ``predict_uncertainty`` all come from the
-    same Normal(mean, σ²). With ``calibration_fraction_ > 0``, σ is the model's times a
-    per-channel conformal factor ``sigma_scale_``, so this one distribution is the calibrated
-    answer everywhere: every output, and every score of ``evaluate`` (CRPS and log-loss as
-    well as pinball loss and coverage), sees the same σ. ``fit`` and ``update`` keep the
-    observed history of every series (the context of later forecasts); ``self._y`` is not
-    used.
+    Every probabilistic output comes from :mod:`levy_sklearn.uncertainty`: the model's σ
+    calibrated by split conformal prediction per channel and lead (``calibration_``).
+    ``predict_interval`` and ``predict_quantiles`` read the calibrated quantile of each
+    level (so 50 %, 80 % and 95 % intervals are calibrated as well as 90 %);
+    ``predict_var`` is the calibrated variance and ``predict_proba`` the skpro ``Normal`` with
+    it. After ``pretrain`` the calibration comes from whole series held out of pretraining,
+    so it holds for a new subject drawn like them (subjects are exchangeable; time points
+    within one subject are not). ``fit`` and ``update`` keep the observed history of every
+    series (the context of later forecasts); ``self._y`` is not used.
 
     ``NaN`` in ``y`` means "not observed"; ``±inf``, values beyond ``±1e150`` and repeated
     time points within a series are rejected with a ``ValueError`` saying what to do. A
@@ -288,20 +336,22 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     calibration_fraction : float or "auto", default="auto"
         If positive, the last fraction of each training series' time span is held out: the
         network trains on windows whose targets precede it, and the windows whose cutoffs
-        fall in it calibrate σ by split conformal prediction (MAPIE, score ``|y − ŷ| / σ``):
-        σ is multiplied, per channel, by ``sigma_scale_ = q̂ / z``, with ``q̂`` MAPIE's 90%
-        conformal quantile of the scores and ``z = Φ⁻¹(0.95)``, so the 90% interval is
-        exactly the conformal one and the variance, quantiles, intervals and
-        ``predict_proba`` remain one Normal (other coverages follow its shape). With too
-        few calibration windows for 90% (fewer than 10 per channel) a warning says so and σ
-        stays the model's. After ``pretrain``, every window of the series given to ``fit``
-        is held out (the network never saw it). ``"auto"`` holds out a tenth when that tenth
-        holds at least 1,000 observations, and calibrates nothing otherwise (nor after
-        ``pretrain``, where each series would rescale σ by its own errors): on long series
-        (a glucose monitor's months of readings) the tenth costs the network nothing and the
-        Gaussian's 90% interval of heavy-tailed errors is otherwise too narrow at longer
+        fall in it calibrate σ by split conformal prediction on the score ``|y − ŷ| / σ``,
+        per channel and lead bin, at every coverage level
+        (:class:`~levy_sklearn.uncertainty.LeadCalibration`, stored as ``calibration_``).
+        With too few calibration forecasts (fewer than 30 per channel) a warning says so
+        and intervals stay the model's Normal ones. ``"auto"`` holds out a tenth when that
+        tenth holds at least 1,000 observations, and calibrates nothing otherwise: on long
+        series (a glucose monitor's months of readings) the tenth costs the network nothing
+        and the Gaussian's interval of heavy-tailed errors is otherwise too narrow at longer
         horizons; on a series of a few hundred points the tenth is worth more as training
-        data. ``calibration_fraction_`` says what a fit used.
+        data. ``calibration_fraction_`` says what a fit used. ``pretrain`` calibrates
+        across subjects instead: it holds out a fifth of the panel's series (seeded by
+        ``random_state``; a panel of fewer than five series gets a warning and the time
+        split of each series), and every later ``fit`` uses that calibration. There
+        ``"auto"`` adds nothing, and a positive ``calibration_fraction`` calibrates on every
+        window of the new series as well and keeps the wider of the two at each level, so
+        a new series never narrows the pretrained intervals.
     observation_dropout : float, default=0.3
         Teaches the network what missing information costs. In every epoch this share of
         training windows has its context thinned at random (each keeps every observation
@@ -346,7 +396,13 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     seasonal_period_ : float or None
         The seasonal period in time units (see ``seasonal_period``).
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
-        Per-channel standardisation.
+        The population's per-channel mean and standard deviation: over every series given
+        to ``fit``, or the pretraining panel's after ``pretrain``. A series' channel with
+        fewer than 10 observations is scaled by them (its own spread would be noise).
+    series_mean_, series_scale_ : ndarray of shape (n_series, n_channels)
+        Per-series, per-channel standardisation (rows in the order the series were first
+        seen): every series is forecast in its own units, whatever the panel's mix of
+        levels and spreads.
     n_channels_ : int
         Number of columns of ``y``.
     ar_order_ : int
@@ -358,13 +414,22 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     calibration_fraction_ : float
         The share of each series held out for calibration (``calibration_fraction`` with
         ``"auto"`` resolved; 0 means no calibration).
-    calibrator_ : ConformalIntervals or None
-        Split-conformal calibration, when ``calibration_fraction_ > 0``.
-    sigma_scale_ : ndarray of shape (n_channels,)
-        Conformal factor of σ per channel (see ``calibration_fraction``); ones without
-        calibration.
+    calibration_ : LeadCalibration
+        The calibration every probabilistic output reads (see ``calibration_fraction``;
+        the Normal's quantiles when nothing was calibrated).
     pretrained_net_, pretrained_time_unit_, pretrained_time_kind_, pretrained_n_channels_
         Written by ``pretrain`` and kept by later ``fit`` calls.
+    pretrained_calibration_ : LeadCalibration
+        The calibration on the series held out of pretraining.
+    pretrained_channel_mean_, pretrained_channel_scale_ : ndarray of shape (n_channels,)
+        The pretraining panel's per-channel standardisation: the population scale of a
+        new series' channels with too few observations to give their own.
+    pretrained_columns_ : list
+        The pretraining panel's column names. After ``pretrain``, ``fit`` and ``update``
+        match the columns of ``y`` to them by name (any order; a missing or unknown name is
+        refused), so a new subject's channels reach the network's inputs they were
+        pretrained on. A single column is taken whatever its name; columns sharing no name
+        with these (e.g. pandas' default 0, 1, …) are taken by position, with a warning.
 
     Notes
     -----
@@ -550,17 +615,54 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self._ar_lags = int(min(order, np.floor(self.context_span_) + 1))
 
     def _fit_scaling(self, series: list[tuple[Hashable, pd.DataFrame]]) -> None:
-        values = np.concatenate([frame.to_numpy(dtype=np.float64) for _, frame in series])
-        self.channel_mean_, self.channel_scale_ = column_scaling(values)
+        """Write the population's standardisation (``channel_mean_``, ``channel_scale_``: the
+        pretraining panel's after ``pretrain``, else that of every series given) and each
+        series' own (``series_mean_``, ``series_scale_``).
+
+        Each series is standardised by its own mean and spread, so a panel that mixes
+        levels and spreads (a series near 1,000 beside one near 1.0) is forecast in each
+        series' own units: one panel-wide scale would make a small series' windows look
+        flat against the window scale's floor and hide its errors from the loss. A spread
+        read off a few observations is noise, and σ would follow it (two observations of a
+        new subject one small step apart gave a third of the σ of one observation), so a
+        channel with fewer than ``_MIN_OWN_SCALE`` observations takes the population's
+        scale (and, never observed, its mean)."""
+        values = [frame.to_numpy(dtype=np.float64) for _, frame in series]
+        if getattr(self, "pretrained_net_", None) is not None:
+            self.channel_mean_ = self.pretrained_channel_mean_
+            self.channel_scale_ = self.pretrained_channel_scale_
+        else:
+            self.channel_mean_, self.channel_scale_ = column_scaling(np.concatenate(values))
+        rows = [self._own_scaling(v) for v in values]
+        self.series_mean_ = np.array([m for m, _ in rows]).reshape(len(rows), -1)
+        self.series_scale_ = np.array([s for _, s in rows]).reshape(len(rows), -1)
+
+    def _own_scaling(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A series' per-channel mean and scale, the population's where it has too little
+        data (see :meth:`_fit_scaling`)."""
+        mean, scale = column_scaling(values)
+        n_observed = np.isfinite(values).sum(axis=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN channels: not observed
+            spread = np.nanmax(values, axis=0, initial=-np.inf) > np.nanmin(
+                values, axis=0, initial=np.inf
+            )
+        return (
+            np.where(n_observed > 0, mean, self.channel_mean_),
+            np.where((n_observed >= _MIN_OWN_SCALE) & spread, scale, self.channel_scale_),
+        )
 
     def _arrays(
         self, series: list[tuple[Hashable, pd.DataFrame]]
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Times in units and standardised values of every series."""
+        """Times in units and standardised values of every series (each by its own
+        ``series_mean_``/``series_scale_`` row, in the order of ``series``)."""
         times = [index_to_time(frame.index, self.time_unit_) for _, frame in series]
         values = [
-            (frame.to_numpy(dtype=np.float64) - self.channel_mean_) / self.channel_scale_
-            for _, frame in series
+            (frame.to_numpy(dtype=np.float64) - mean) / scale
+            for (_, frame), mean, scale in zip(
+                series, self.series_mean_, self.series_scale_, strict=True
+            )
         ]
         return times, values
 
@@ -710,38 +812,38 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
     def _calibrate(
         self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
-    ) -> None:
-        """Fit ``calibrator_`` on held-out windows (σ-normalised split conformal, MAPIE) and
-        the per-channel factor ``sigma_scale_`` of σ it implies (1 without calibration)."""
-        self.calibrator_ = None
-        self.sigma_scale_ = np.ones(self.n_channels_)
+    ) -> LeadCalibration:
+        """The lead-aware calibration of σ from the windows of ``part`` (see
+        :class:`~levy_sklearn.uncertainty.LeadCalibration`): the Normal's without
+        calibration, and with a warning when too few windows could be held out."""
         if self.calibration_fraction_ <= 0:
-            return
-        windows = self._windows(times, values, part, seed)
-        reason = "no calibration window could be cut from y"
+            return LeadCalibration.identity(self.n_channels_)
+        return self._calibration_from(self._windows(times, values, part, seed))
+
+    def _calibration_from(self, windows: SeriesWindows) -> LeadCalibration:
+        """σ-normalised split-conformal calibration on held-out windows, by channel and
+        lead (the time from the channel's last context observation to the target)."""
+        n_ch = self.n_channels_
+        reason = "no calibration window could be cut"
         if windows.series.size:
             out = self.net_.predict_moments(windows.tokens)
-            # Every (window, query) pair calibrates the channel it asks for.
-            calibrator = ConformalIntervals.from_channels(
-                windows.query_loc + windows.query_scale * out.mean,
-                windows.query_scale * np.sqrt(out.variance),
-                windows.targets * windows.query_scale + windows.query_loc,
-                windows.tokens["query_channels"],
-                self.n_channels_,
-                windows.query_valid,
-            )
+            chans = windows.tokens["query_channels"]
+            ages = np.take_along_axis(_channel_ages(windows.tokens, n_ch), chans, axis=1)
+            held = windows.query_valid & np.isfinite(windows.targets)
+            # The window and series scales cancel: the score is the same in data units.
+            scores = np.abs(windows.targets - out.mean) / np.sqrt(out.variance)
+            lead = windows.tokens["query_times"] + ages
             try:
-                self.sigma_scale_ = calibrator.sigma_scale(_SIGMA_COVERAGE)
-                self.calibrator_ = calibrator
-                return
-            except ValueError as err:  # too few calibration targets (per channel) for 90%
+                return LeadCalibration.fit(scores[held], chans[held], lead[held], n_ch)
+            except ValueError as err:  # too few held-out forecasts for a channel
                 reason = str(err)
         warnings.warn(
-            f"calibration_fraction={self.calibration_fraction_} held out too few windows to "
-            f"calibrate σ ({reason}); σ stays the model's own. Raise calibration_fraction or "
-            "pass a longer series.",
-            stacklevel=3,
+            f"σ could not be calibrated ({reason}); intervals are the model's Normal ones. "
+            "Hold out more data: a larger calibration_fraction, longer series, or more series "
+            "in the pretraining panel.",
+            stacklevel=4,
         )
+        return LeadCalibration.identity(n_ch)
 
     def _set_step(self) -> None:
         """The common spacing when every series is regularly spaced (for integer fh)."""
@@ -753,78 +855,120 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
     # ------------------------------------------------------------------ sktime private API
 
-    def _pretraining_windows(self, y, seed: int) -> tuple[SeriesWindows, LevyForecaster]:
-        """Windows of every series of a pretraining panel and the copy of the forecaster
-        that holds their time axis (context span, time unit and kind), cut without touching
-        the fitted state."""
-        # The time axis and scaling of the panel are written on a shallow copy: the fitted
-        # forecaster keeps its own, and the pretrained attributes are read as they are.
+    def _pretraining_axis(self, y) -> tuple[LevyForecaster, list[np.ndarray], list[np.ndarray]]:
+        """The copy of the forecaster that holds a pretraining panel's time axis (context
+        span, time unit and kind) and scaling, and the panel's times and values, obtained
+        without touching the fitted state."""
+        # Written on a shallow copy: the fitted forecaster keeps its own time axis and
+        # scaling, and the pretrained attributes are read as they are.
         scratch = copy.copy(self)
         series = _instances(y)
         scratch._set_time_axis([frame.index for _, frame in series])
         scratch._fit_scaling(series)
+        scratch.n_channels_ = y.shape[1]
         times, values = scratch._arrays(series)
-        windows = scratch._windows(times, values, "all", seed)
-        return windows, scratch
+        return scratch, times, values
+
+    def _pretraining_split(
+        self, axis: LevyForecaster, times: list[np.ndarray], values: list[np.ndarray], seed: int
+    ) -> tuple[SeriesWindows, Callable[[], SeriesWindows]]:
+        """Training windows and a maker of calibration windows for a pretraining panel:
+        whole series held out (seeded), or, on a panel with too few series, the last tenth
+        of each series' span (with a warning: time points within a subject are not
+        exchangeable with a new subject, so this calibration is weaker)."""
+        n = len(times)
+        if n >= _MIN_PANEL_TO_HOLD_OUT:
+            rng = np.random.default_rng(seed)
+            held = np.zeros(n, bool)
+            held[rng.choice(n, max(1, round(_HELD_OUT_SHARE * n)), replace=False)] = True
+
+            def pick(mask):
+                return [times[i] for i in np.flatnonzero(mask)], [
+                    values[i] for i in np.flatnonzero(mask)
+                ]
+
+            axis.calibration_fraction_ = 0.0
+            train = axis._windows(*pick(~held), "all", seed)
+            return train, lambda: axis._windows(*pick(held), "all", seed)
+        warnings.warn(
+            f"pretrain got {n} series, too few to hold any out for calibrating σ (at least "
+            f"{_MIN_PANEL_TO_HOLD_OUT}); σ is calibrated on the last "
+            f"{_AUTO_CALIBRATION_FRACTION:.0%} of each series' span instead, which cannot "
+            "see how a new subject differs. Pretrain on more series for intervals calibrated "
+            "across subjects.",
+            stacklevel=4,
+        )
+        axis.calibration_fraction_ = _AUTO_CALIBRATION_FRACTION
+        train = axis._windows(times, values, "train", seed)
+        return train, lambda: axis._windows(times, values, "calibrate", seed)
 
     def _pretrain(self, y, X=None, fh=None):
-        """Train one global network on every series of the panel ``y``.
+        """Train one global network on the series of the panel ``y``, less a held-out share
+        of whole series on which σ is calibrated (see ``calibration_fraction``).
 
-        Writes ``pretrained_net_``, ``pretrained_time_unit_``, ``pretrained_time_kind_`` and
-        ``pretrained_n_channels_``.
+        Writes ``pretrained_net_``, ``pretrained_time_unit_``, ``pretrained_time_kind_``,
+        ``pretrained_n_channels_``, ``pretrained_columns_``, ``pretrained_channel_mean_``,
+        ``pretrained_channel_scale_`` and ``pretrained_calibration_``.
         """
         self._check_params()
         for name in _PRETRAINED:  # pretrain after fit starts afresh
             self.__dict__.pop(name, None)
         seed = self._seed()
-        windows, axis = self._pretraining_windows(y, seed)
-        net = self._train_on(windows, y.shape[1], axis, seed)
+        axis, times, values = self._pretraining_axis(y)
+        windows, calibration_windows = self._pretraining_split(axis, times, values, seed)
+        axis.net_ = self._train_on(windows, y.shape[1], axis, seed)
+        calibration = axis._calibration_from(calibration_windows())
         # Written together once training succeeded: an interrupted pretrain leaves none.
         self.pretrained_time_unit_ = axis.time_unit_
         self.pretrained_time_kind_ = axis.time_kind_
         self.pretrained_n_channels_ = y.shape[1]
-        self.pretrained_net_ = net
+        self.pretrained_columns_ = list(y.columns)
+        self.pretrained_channel_mean_ = axis.channel_mean_
+        self.pretrained_channel_scale_ = axis.channel_scale_
+        self.pretrained_calibration_ = calibration
+        self.pretrained_net_ = axis.net_
         return self
 
     def _pretrain_update(self, y, X=None, fh=None):
-        """Continue training the pretrained network on a further panel (``max_epochs``)."""
+        """Continue training the pretrained network on a further panel (``max_epochs``),
+        holding out series of it as ``pretrain`` does, and recalibrate σ on them."""
         if getattr(self, "pretrained_net_", None) is None:
             return self._pretrain(y, X, fh)
-        if y.shape[1] != self.pretrained_n_channels_:
-            raise ValueError(
-                f"pretrain got {y.shape[1]} columns, the first pretrain call "
-                f"{self.pretrained_n_channels_}; every pretraining panel needs the same columns."
-            )
+        y = _in_order(y, self.pretrained_columns_, "The pretraining panel")
         self._check_params()
         seed = self._seed()
-        windows, *_ = self._pretraining_windows(y, seed)
+        axis, times, values = self._pretraining_axis(y)
+        windows, calibration_windows = self._pretraining_split(axis, times, values, seed)
         # A trained copy: an interrupted update leaves the pretrained network as it was.
-        self.pretrained_net_ = continue_levy_net(
+        axis.net_ = continue_levy_net(
             self.pretrained_net_,
             windows.tokens,
             windows.targets.astype(np.float32),
             seed,
             self._epochs_for(len(windows.targets)),
         )
+        self.pretrained_calibration_ = axis._calibration_from(calibration_windows())
+        self.pretrained_net_ = axis.net_
         return self
 
     def _fit(self, y, X=None, fh=None):
         """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.
 
         Writes ``net_``, ``time_unit_``, ``time_kind_``, ``context_span_``, ``horizon_span_``,
-        ``channel_mean_``, ``channel_scale_``, ``n_channels_``, ``ar_order_``,
-        ``max_targets_``, ``calibration_fraction_``, ``calibrator_``, ``sigma_scale_`` and
+        ``channel_mean_``, ``channel_scale_``, ``series_mean_``, ``series_scale_``,
+        ``n_channels_``, ``ar_order_``,
+        ``max_targets_``, ``calibration_fraction_``, ``calibration_`` and
         the context kept for prediction. After ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
+        self._feature_names = list(y.columns)
+        pretrained = getattr(self, "pretrained_net_", None)
+        if pretrained is not None:
+            y = _in_order(
+                y, self.pretrained_columns_, "y (after pretrain)", by_position_if_renamed=True
+            )
         series = _instances(y)
         self.n_channels_ = y.shape[1]
-        pretrained = getattr(self, "pretrained_net_", None)
-        if pretrained is not None and self.n_channels_ != self.pretrained_n_channels_:
-            raise ValueError(
-                f"The forecaster was pretrained on {self.pretrained_n_channels_} columns but "
-                f"fit got {self.n_channels_}; fit it on series with the pretraining columns."
-            )
         self._set_time_axis([frame.index for _, frame in series])
         self._index_names = list(y.index.names)
         self._fit_core(series, pretrained)
@@ -837,10 +981,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.calibration_fraction_ = self._calibration_share(times, values, pretrained is not None)
         if pretrained is None:
             self.net_ = self._train(times, values, "train", seed)
-            self._calibrate(times, values, "calibrate", seed)
+            self.calibration_ = self._calibrate(times, values, "calibrate", seed)
         else:
+            # Zero-shot: the calibration across subjects made by pretrain; a series
+            # calibrated on its own (calibration_fraction > 0) only ever widens it.
             self.net_ = pretrained
-            self._calibrate(times, values, "all", seed)
+            self.calibration_ = self.pretrained_calibration_
+            if self.calibration_fraction_ > 0:
+                own = self._calibrate(times, values, "all", seed)
+                self.calibration_ = self.calibration_.at_least(own)
         lags = self.net_.module_.lags
         self.ar_order_ = 0 if lags is None else int(lags.weight.shape[-1])
         self._series = dict(series)
@@ -852,17 +1001,25 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         With ``refit_on_update=True`` and ``update_params=True`` the forecaster retrains on
         everything seen so far (a pretrained network is kept and only recalibrated).
         """
-        fitted = list(next(iter(self._series.values())).columns)
-        if list(y.columns) != fitted:
-            raise ValueError(
-                f"update got columns {list(y.columns)} but fit saw {fitted}; pass new "
-                "observations of the same columns, in the same order (or fit again)."
-            )
+        names = self._y_metadata["feature_names"]
+        try:
+            y = _in_order(y, list(next(iter(self._series.values())).columns), "update's y")
+        except ValueError:
+            # sktime's update has already recorded this y's column names as the forecaster's
+            # (its outputs' names): put back the known ones, so that a refused update leaves
+            # the forecaster as it was.
+            self._y_metadata["feature_names"] = self._feature_names
+            raise
+        self._feature_names = names
         for key, frame in _instances(y):
             old = self._series.get(key)
             if old is not None:
                 frame = pd.concat([old, frame])
                 frame = frame[~frame.index.duplicated(keep="last")].sort_index()
+            else:  # a series first seen here is standardised by its own history
+                mean, scale = self._own_scaling(frame.to_numpy(dtype=np.float64))
+                self.series_mean_ = np.vstack([self.series_mean_, mean])
+                self.series_scale_ = np.vstack([self.series_scale_, scale])
             self._series[key] = frame
         if update_params and self.refit_on_update:
             self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))
@@ -931,8 +1088,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
     def _forecast_moments(
         self, fh: ForecastingHorizon, diagnostics: dict | None = None
-    ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
-        """Row index, mean and variance ``(n_rows, n_channels)`` of the forecasts at ``fh``.
+    ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
+        """Row index, mean, model variance and lead ``(n_rows, n_channels)`` of the
+        forecasts at ``fh``, channels in the network's order (steps 1–3 of
+        :mod:`levy_sklearn.uncertainty`).
 
         A forecast time after a series' last time point is predicted from its whole context;
         an earlier one (in-sample) from what was seen strictly before it, so it is the
@@ -976,6 +1135,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         var = np.empty_like(mean)
         n_heads = out.evidence.shape[-1]
         noise = np.empty_like(mean)
+        lead = np.empty_like(mean)
         evidence = np.empty((*mean.shape, n_heads))
         disagreement = np.empty_like(evidence)
         age = _channel_ages(windows.tokens, n_ch)
@@ -984,18 +1144,19 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             # cutoff, or a channel silent for longer than the others, counts as horizon too.
             rel = (t_all[i][k] - windows.origins[w])[:, None] + age[w]
             q = (k.size + 1) * n_ch
-            m = (loc[w, :q] + scale[w, :q] * out.mean[w, :q]).reshape(k.size + 1, n_ch)
+            m, s2 = to_data_units(out.mean[w, :q], out.variance[w, :q], loc[w, :q], scale[w, :q])
+            m, s2 = m.reshape(k.size + 1, n_ch), s2.reshape(k.size + 1, n_ch)
             scale2 = scale[w, :q] ** 2  # variances and their parts scale alike
-            s2 = (scale2 * out.variance[w, :q]).reshape(k.size + 1, n_ch)
-            floor = s2[-1] * (rel / span)
             mean[i, k] = m[:-1]
-            var[i, k] = np.where(rel > span, np.maximum(s2[:-1], floor), s2[:-1])
+            var[i, k] = horizon_floor(s2[:-1], s2[-1], rel, span)
+            lead[i, k] = rel
             noise[i, k] = (scale2 * out.noise[w, :q]).reshape(k.size + 1, n_ch)[:-1]
             evidence[i, k] = out.evidence[w, :q].reshape(k.size + 1, n_ch, n_heads)[:-1]
             d = scale2[:, None] * out.disagreement[w, :q]
             disagreement[i, k] = d.reshape(k.size + 1, n_ch, n_heads)[:-1]
-        mean = mean * self.channel_scale_ + self.channel_mean_
-        var = var * self.channel_scale_**2
+        # Back to data units, each series by its own standardisation.
+        scale, loc = self.series_scale_[:, None], self.series_mean_[:, None]
+        mean, var = to_data_units(mean, var, loc, scale)
         if keys == [None]:
             rows = indexes[0]
         else:
@@ -1006,10 +1167,11 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         n_rows = len(keys) * n_fh
         if diagnostics is not None:
             diagnostics["evidence"] = evidence.reshape(n_rows, n_ch, n_heads)
-            disagreement = disagreement * self.channel_scale_[:, None] ** 2
+            disagreement = disagreement * scale[..., None] ** 2
             diagnostics["disagreement"] = disagreement.reshape(n_rows, n_ch, n_heads)
-            diagnostics["noise"] = (noise * self.channel_scale_**2).reshape(n_rows, n_ch)
-        return rows, mean.reshape(n_rows, n_ch), var.reshape(n_rows, n_ch)
+            diagnostics["noise"] = (noise * scale**2).reshape(n_rows, n_ch)
+        shape = (n_rows, n_ch)
+        return rows, mean.reshape(shape), var.reshape(shape), lead.reshape(shape)
 
     def _update_predict_single(self, y, fh, X=None, update_params=True):
         """Update with ``y``, then predict at ``fh``.
@@ -1023,29 +1185,38 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
     def _predict(self, fh, X=None):
         """Predictive means at ``fh`` (absolute timestamps, Timedeltas or integer steps)."""
-        rows, mean, _ = self._forecast_moments(fh)
+        rows, mean, *_ = self._moments(fh)
         return pd.DataFrame(mean, index=rows, columns=self._get_columns("predict"))
 
     def _predict_var(self, fh, X=None, cov=False):
-        """Closed-form predictive variances, times ``sigma_scale_²`` when calibrated."""
+        """Predictive variances: the model's times the calibrated second moment of the
+        σ-normalised error (see ``calibration_``)."""
         if cov:
             raise NotImplementedError(
                 "LevyForecaster returns marginal variances only; call predict_var(cov=False)."
             )
-        rows, _, var = self._calibrated_moments(fh)
+        rows, _, var, *_ = self._moments(fh)
         return pd.DataFrame(var, index=rows, columns=self._get_columns("predict_var"))
 
-    def _calibrated_moments(
+    def _moments(
         self, fh, diagnostics: dict | None = None
-    ) -> tuple[pd.Index, np.ndarray, np.ndarray]:
-        """:meth:`_forecast_moments` with σ (and its parts) rescaled by ``sigma_scale_``."""
-        rows, mean, var = self._forecast_moments(fh, diagnostics)
+    ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Rows, mean, calibrated variance, model σ, lead and channel of every forecast, in
+        the column order of fit's ``y`` (after ``pretrain``, the network's channels are the
+        pretraining panel's, matched by name); ``diagnostics`` calibrated like the variance.
+        """
+        rows, mean, var, lead = self._forecast_moments(fh, diagnostics)
+        internal = list(next(iter(self._series.values())).columns)
+        names = list(self._get_columns("predict"))
+        order = [0] if len(names) == 1 else [internal.index(n) for n in names]
+        mean, var, lead = mean[:, order], var[:, order], lead[:, order]
+        channels = np.broadcast_to(np.asarray(order), mean.shape)
+        factor = self.calibration_.variance_factor(channels, lead)
         if diagnostics is not None:
-            diagnostics["disagreement"] = (
-                diagnostics["disagreement"] * self.sigma_scale_[:, None] ** 2
-            )
-            diagnostics["noise"] = diagnostics["noise"] * self.sigma_scale_**2
-        return rows, mean, var * self.sigma_scale_**2
+            diagnostics["evidence"] = diagnostics["evidence"][:, order]
+            diagnostics["disagreement"] = diagnostics["disagreement"][:, order] * factor[..., None]
+            diagnostics["noise"] = diagnostics["noise"][:, order] * factor
+        return rows, mean, var * factor, np.sqrt(var), lead, channels
 
     def predict_uncertainty(self, fh=None, X=None) -> Bunch:
         """Per-forecast uncertainty breakdown: why is a forecast uncertain?
@@ -1067,13 +1238,13 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         Bunch
             DataFrames indexed like :meth:`predict_var` (one row per forecast time, and per
             series of a panel), one column per channel:
-            ``mean`` and ``std``: as ``predict`` and ``sqrt(predict_var)`` (σ conformally
-            rescaled when calibrated, and floored beyond ``max_horizon``).
+            ``mean`` and ``std``: as ``predict`` and ``sqrt(predict_var)`` (calibrated, and
+            floored beyond ``max_horizon``).
             ``evidence``: expected number of Poisson points supporting the forecast, summed
             over the output layer's heads; low where little was observed near the forecast
             time. ``disagreement``: spread of the attended values through the readout,
-            summed over heads, in squared data units (times ``sigma_scale_²`` when
-            calibrated); high where the context conflicts. Neither is floored beyond
+            summed over heads, in squared data units (calibrated like the variance); high
+            where the context conflicts. Neither is floored beyond
             ``max_horizon``. ``evidence_per_head``, ``disagreement_per_head``: the same per
             head, columns ``(channel, head)``. For ``attention="softmax"`` evidence and
             disagreement are 0. ``noise_variance``: the learned noise variance inside
@@ -1098,7 +1269,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.check_is_fitted()
         fh = self._check_fh(fh)
         parts: dict = {}
-        rows, mean, var = self._calibrated_moments(fh, parts)
+        rows, mean, var, *_ = self._moments(fh, parts)
         columns = self._get_columns("predict_var")
         heads = pd.MultiIndex.from_product(
             [columns, range(parts["evidence"].shape[-1])], names=[None, "head"]
@@ -1118,11 +1289,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         )
 
     def _predict_proba(self, fh, X=None, marginal=True):
-        """Normal(mean, σ²) per forecast: skpro's ``Normal`` of ``predict``/``predict_var``.
-
-        sktime's defaults take ``predict_interval`` and ``predict_quantiles`` from it, so
-        every probabilistic output is this one distribution.
-        """
+        """Normal(mean, σ²) per forecast: skpro's ``Normal`` of ``predict``/``predict_var``
+        (σ² the calibrated variance); intervals and quantiles read the calibrated quantiles
+        of each level instead (see ``calibration_``)."""
         from skpro.distributions import Normal
 
         if not marginal:
@@ -1130,15 +1299,43 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 "LevyForecaster returns marginal distributions only; call "
                 "predict_proba(marginal=True)."
             )
-        rows, mean, var = self._calibrated_moments(fh)
+        rows, mean, var, *_ = self._moments(fh)
         columns = self._get_columns("predict")
         return Normal(mu=mean, sigma=np.sqrt(var), index=rows, columns=columns)
 
-    def predict_interval(self, fh=None, X=None, coverage=0.90):
-        """Central prediction intervals: quantiles of :meth:`predict_proba`'s Normal.
+    def _predict_interval(self, fh, X, coverage):
+        """Central intervals ``mean ± q(coverage)·σ`` with ``q`` the calibrated quantile of
+        the σ-normalised error for the forecast's channel and lead (the Normal's without
+        calibration)."""
+        rows, mean, _, sd, lead, channels = self._moments(fh)
+        bounds = []
+        for c in coverage:
+            half = sd * self.calibration_.quantile(c, channels, lead)
+            bounds.append(np.stack([mean - half, mean + half], axis=-1))
+        values = np.stack(bounds, axis=2).reshape(len(rows), -1)  # (variable, coverage, side)
+        columns = self._get_columns("predict_interval", coverage=coverage)
+        return pd.DataFrame(values, index=rows, columns=columns)
 
-        sktime derives them from ``_predict_proba``; this override only reads integer
-        coverages as floats, which sktime's check refuses with a ``TypeError``.
+    def _predict_quantiles(self, fh, X, alpha):
+        """Quantiles ``mean ± q(|2α − 1|)·σ`` of the calibrated distribution (symmetric about
+        the mean; see :meth:`_predict_interval`)."""
+        rows, mean, _, sd, lead, channels = self._moments(fh)
+        columns = []
+        for a in alpha:
+            q = self.calibration_.quantile(abs(2 * a - 1), channels, lead)
+            columns.append(mean + np.sign(a - 0.5) * sd * q)
+        values = np.stack(columns, axis=2).reshape(len(rows), -1)  # (variable, alpha)
+        return pd.DataFrame(
+            values, index=rows, columns=self._get_columns("predict_quantiles", alpha=alpha)
+        )
+
+    def predict_interval(self, fh=None, X=None, coverage=0.90):
+        """Central prediction intervals, calibrated at each coverage level.
+
+        ``mean ± q(coverage)·σ`` with ``q`` the split-conformal quantile of the σ-normalised
+        error for the forecast's channel and lead (see ``calibration_``; the Normal's
+        quantile when nothing was calibrated). This override reads integer coverages as
+        floats, which sktime's check refuses with a ``TypeError``.
 
         Parameters
         ----------
@@ -1169,10 +1366,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         return super().predict_interval(fh=fh, X=X, coverage=_as_floats(coverage))
 
     def predict_quantiles(self, fh=None, X=None, alpha=None):
-        """Quantile forecasts: quantiles of :meth:`predict_proba`'s Normal.
+        """Quantile forecasts of the calibrated distribution (see :meth:`predict_interval`).
 
-        sktime derives them from ``_predict_proba``; this override only reads integer levels
-        as floats, which sktime's check refuses with a ``TypeError``.
+        This override reads integer levels as floats, which sktime's check refuses with a
+        ``TypeError``.
 
         Parameters
         ----------

@@ -312,7 +312,7 @@ def test_forecaster_update_with_other_columns_is_rejected():
     y = pd.DataFrame({"hr": hourly(), "temp": hourly(seed=1)})
     f = LevyForecaster(**TINY_FC).fit(y.iloc[:40])
     later = y.iloc[40:].rename(columns={"temp": "spo2"})
-    with pytest.raises(ValueError, match=r"update got columns \['hr', 'spo2'\] but fit saw"):
+    with pytest.raises(ValueError, match=r"update's y has columns \['hr', 'spo2'\] but"):
         f.update(later, update_params=False)
     before = f.predict(fh=[1])  # the forecaster is unchanged and still usable
     f.update(y.iloc[40:], update_params=False)

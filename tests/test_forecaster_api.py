@@ -73,10 +73,18 @@ def calibrated():
 
 
 @pytest.mark.parametrize("calibration_fraction", [0.0, 0.3])
-def test_predict_proba_is_the_one_normal_behind_every_output(calibration_fraction):
+def test_predict_proba_is_the_normal_of_predict_and_predict_var(calibration_fraction):
     f = LevyForecaster(**{**TINY, "calibration_fraction": calibration_fraction}).fit(
         load_airline()
     )
+    fh = [1, 2, 5]
+    dist = f.predict_proba(fh)
+    np.testing.assert_allclose(dist.mean().to_numpy(), f.predict(fh).to_frame(), rtol=1e-12)
+    np.testing.assert_allclose(dist.var().to_numpy(), f.predict_var(fh), rtol=1e-12)
+
+
+def test_uncalibrated_outputs_are_one_normal():
+    f = LevyForecaster(**{**TINY, "calibration_fraction": 0.0}).fit(load_airline())
     fh = [1, 2, 5]
     mean, var = f.predict(fh), f.predict_var(fh)
     dist = f.predict_proba(fh)
@@ -94,22 +102,21 @@ def test_predict_proba_is_the_one_normal_behind_every_output(calibration_fractio
     np.testing.assert_allclose(iv.to_numpy()[:, 1], mean + norm.ppf(0.9) * sd, rtol=1e-10)
 
 
-def test_conformal_calibration_rescales_sigma_so_the_90_interval_is_mapies(calibrated):
+def test_calibrated_outputs_agree_with_each_other(calibrated):
+    """Calibrated quantiles are the interval ends at every level, intervals nest, and
+    predict_proba is the Normal with predict_var's variance."""
     y, f = calibrated
-    assert f.calibrator_ is not None and f.sigma_scale_.shape == (1,)
+    assert f.calibration_.n_scores.sum() > 0
     fh = [1, 2, 3]
-    _, mean, model_var = f._forecast_moments(f._check_fh(fh))
-    # MAPIE's conformal interval around the model's own σ is the 90% interval of every output.
-    lower, upper = f.calibrator_.interval(mean, np.sqrt(model_var), 0.9)
-    iv = f.predict_interval(fh, coverage=0.9)
-    np.testing.assert_allclose(iv.to_numpy(), np.column_stack([lower, upper]), rtol=1e-9)
-    q = f.predict_quantiles(fh, alpha=[0.05, 0.95])
-    np.testing.assert_allclose(q.to_numpy(), np.column_stack([lower, upper]), rtol=1e-9)
-    np.testing.assert_allclose(
-        f.predict_var(fh).to_numpy(), model_var * f.sigma_scale_**2, rtol=1e-12
-    )
+    mean = f.predict(fh).to_numpy()
+    iv = f.predict_interval(fh, coverage=[0.5, 0.8, 0.9]).to_numpy().reshape(3, 3, 2)
+    q = f.predict_quantiles(fh, alpha=[0.05, 0.1, 0.25, 0.75, 0.9, 0.95]).to_numpy()
+    np.testing.assert_allclose(q[:, [2, 1, 0]], iv[:, :, 0], rtol=1e-12)
+    np.testing.assert_allclose(q[:, [3, 4, 5]], iv[:, :, 1], rtol=1e-12)
+    assert (np.diff(iv[:, :, 1], axis=1) > 0).all() and (np.diff(iv[:, :, 0], axis=1) < 0).all()
+    np.testing.assert_allclose(iv.mean(axis=2), mean[:, None].repeat(3, 1), rtol=1e-12)
     dist = f.predict_proba(fh)
-    np.testing.assert_allclose(dist.quantile([0.95]).to_numpy(), upper, rtol=1e-9)
+    np.testing.assert_allclose(dist.var().to_numpy(), f.predict_var(fh).to_numpy(), rtol=1e-9)
 
 
 def test_too_few_calibration_windows_warn_and_keep_the_model_sigma():
@@ -117,8 +124,11 @@ def test_too_few_calibration_windows_warn_and_keep_the_model_sigma():
     params = {**TINY, "calibration_fraction": 0.05, "windows_per_series": 24}
     with pytest.warns(UserWarning, match="calibration"):
         f = LevyForecaster(**params).fit(y)
-    assert f.calibrator_ is None
-    np.testing.assert_array_equal(f.sigma_scale_, [1.0])
+    assert f.calibration_.n_scores.sum() == 0  # the Normal's quantiles
+    mean = f.predict(fh=[1, 2]).to_numpy().ravel()
+    sd = np.sqrt(f.predict_var(fh=[1, 2]).to_numpy().ravel())
+    upper = f.predict_interval(fh=[1, 2], coverage=0.9).to_numpy()[:, 1]
+    np.testing.assert_allclose(upper, mean + norm.ppf(0.95) * sd, rtol=1e-10)
 
 
 def test_predict_uncertainty_breaks_down_predict_and_predict_var(calibrated):

@@ -164,3 +164,41 @@ def test_forecaster_order_of_series_and_of_fh_does_not_matter(pretrained, panel,
         b = getattr(g, method)(fh_shuffled)
         b = b.loc[a.index]  # rows matched by (series, time), whatever order they came in
         np.testing.assert_allclose(b.to_numpy(), a.to_numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def global_fit():
+    """A global fit on a quarterly panel, and its forecasts: the reference for rescaling."""
+    rng = np.random.default_rng(2)
+    index = pd.period_range("2000Q1", periods=24, freq="Q")
+    panel = pd.concat(
+        {f"s{i}": pd.Series(rng.normal(0, 1, 24).cumsum() + 10, index=index) for i in range(4)},
+        names=["series", "time"],
+    ).to_frame("y")
+    fit = LevyForecaster(**GLOBAL_TINY).fit(panel)
+    return panel, fit.predict(fh=[1, 2, 3]), np.sqrt(fit.predict_var(fh=[1, 2, 3]))
+
+
+GLOBAL_TINY = dict(
+    d_model=8, n_heads=2, n_windowed_heads=1, n_layers=0, max_epochs=2, context_length=8,
+    max_horizon=3, windows_per_series=16, random_state=0,
+)  # fmt: skip
+
+
+@settings(SETTINGS, max_examples=6)
+@given(exponent=st.floats(-3, 4), key=st.sampled_from(["s0", "s1", "s2", "s3"]))
+def test_scaling_one_series_scales_its_forecasts_and_sigma_alone(global_fit, exponent, key):
+    """Every series is forecast in its own units: multiplying one series of a global fit by
+    10⁻³ … 10⁴ multiplies its forecasts and σ alike and leaves the other series' unchanged
+    (one panel-wide scale forecast small series far off their level: the many-series issue)."""
+    panel, mean, sd = global_fit
+    c = 10.0**exponent
+    scaled = panel.copy()
+    scaled.loc[key] = scaled.loc[key].to_numpy() * c
+    f = LevyForecaster(**GLOBAL_TINY).fit(scaled)
+    mean_c, sd_c = f.predict(fh=[1, 2, 3]), np.sqrt(f.predict_var(fh=[1, 2, 3]))
+    np.testing.assert_allclose(mean_c.loc[key], c * mean.loc[key], rtol=1e-5)
+    np.testing.assert_allclose(sd_c.loc[key], c * sd.loc[key], rtol=1e-5)
+    others = mean.index.get_level_values(0) != key
+    np.testing.assert_allclose(mean_c[others], mean[others], rtol=1e-5)
+    np.testing.assert_allclose(sd_c[others], sd[others], rtol=1e-5)

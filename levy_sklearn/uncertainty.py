@@ -1,0 +1,345 @@
+"""The forecaster's predictive distribution, in one place.
+
+:class:`~levy_sklearn.forecaster.LevyForecaster` turns the network's moments into the
+distribution it reports in four steps, each written once here or named here:
+
+1. **Network moments** (:class:`~levy_sklearn.network.LevyNet`): mean ``m`` and the
+   closed-form Lévy variance ``v`` of every query, in the window's normalised units.
+2. **Data units**: ``mean = loc + s·m``, ``var = s²·v`` with ``s`` the window's scale times the
+   series' scale (:func:`to_data_units`).
+3. **Beyond the training horizon**: ``var`` is floored by the variance at ``max_horizon``
+   times ``lead / max_horizon`` (random-walk growth; :func:`horizon_floor`).
+4. **Calibration** (:class:`LeadCalibration`): split-conformal quantiles of the σ-normalised
+   error ``|y − mean| / σ`` per channel and lead bin, for every coverage level. Intervals and
+   quantiles read them level by level; ``predict_var`` and ``predict_proba`` use the
+   calibrated second moment (the Normal with the calibrated distribution's variance).
+
+The lead of a forecast is the time from its channel's last observation to the forecast time,
+in time units: a forecast across a gap, or of a channel silent for longer than the others, has
+a longer lead, and its interval is calibrated like other forecasts that far ahead.
+
+Examples
+--------
+>>> import numpy as np
+>>> from levy_sklearn.uncertainty import LeadCalibration
+>>> rng = np.random.default_rng(0)
+>>> leads = rng.uniform(0, 12, 3000)
+>>> scores = np.abs(rng.standard_t(4, 3000)) * (1 + leads / 12)  # heavier, wider further out
+>>> cal = LeadCalibration.fit(scores, np.zeros(3000, int), leads, n_channels=1)
+>>> cal.n_bins
+3
+>>> near, far = cal.quantile(0.9, np.array([0, 0]), np.array([1.0, 11.0]))
+>>> bool(far > near > 1.645)  # wider than the Normal's, and wider further out
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+
+__all__ = ["LeadCalibration", "horizon_floor", "to_data_units"]
+
+# The coverage levels at which conformal quantiles are stored; other levels interpolate the
+# ratio to the Normal quantile between them (and keep it beyond the ends).
+LEVELS = np.concatenate([np.arange(1, 100) / 100, [0.995, 0.999]])
+# Fewest calibration scores per channel and lead bin: bins are merged until each holds this
+# many (a 95 % conformal quantile needs 19, and the quantile of 30 is still loose).
+MIN_SCORES_PER_BIN = 30
+MAX_BINS = 3
+
+
+def to_data_units(
+    mean: np.ndarray, variance: np.ndarray, loc: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Map normalised moments to data units: ``loc + scale·mean`` and ``scale²·variance``.
+
+    Parameters
+    ----------
+    mean, variance : ndarray
+        Moments in normalised units.
+    loc, scale : ndarray
+        The normalisation (broadcast against the moments).
+
+    Returns
+    -------
+    mean, variance : ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.uncertainty import to_data_units
+    >>> to_data_units(np.array([1.0]), np.array([4.0]), np.array([10.0]), np.array([3.0]))
+    (array([13.]), array([36.]))
+    """
+    return loc + scale * mean, scale**2 * variance
+
+
+def horizon_floor(
+    variance: np.ndarray, variance_at_horizon: np.ndarray, lead: np.ndarray, horizon: float
+) -> np.ndarray:
+    """Variance floored beyond the training horizon: at least the variance at ``horizon``
+    times ``lead / horizon`` where ``lead > horizon`` (no training signal there; a random
+    walk's variance grows linearly).
+
+    Parameters
+    ----------
+    variance, variance_at_horizon, lead : ndarray
+        The forecast's variance, the variance at ``horizon`` after the same origin, and the
+        lead, all broadcast together.
+    horizon : float
+        The training horizon in time units.
+
+    Returns
+    -------
+    ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.uncertainty import horizon_floor
+    >>> horizon_floor(np.array([1.0, 1.0]), np.array([2.0, 2.0]), np.array([6.0, 24.0]), 12.0)
+    array([1., 4.])
+    """
+    return np.where(
+        lead > horizon, np.maximum(variance, variance_at_horizon * lead / horizon), variance
+    )
+
+
+class LeadCalibration:
+    """Split-conformal calibration of σ per channel and lead, at every coverage level.
+
+    From held-out forecasts (whole held-out series after ``pretrain``, the last part of each
+    series in a plain fit), the σ-normalised scores ``|y − mean| / σ`` are grouped by channel
+    and by lead bin (quantiles of the held-out leads, at most three bins, each with at least
+    30 scores per channel; fewer scores give fewer bins). For every stored level ``c`` the
+    factor is the conformal quantile, the ``⌈(n + 1)c⌉``-th smallest score (the largest where
+    ``n`` is too small for ``c``), made non-decreasing in lead: a forecast further ahead is
+    never given a narrower interval than a nearer one. The interval at coverage ``c`` is
+    ``mean ± quantile(c)·σ``; the calibrated variance is ``σ²`` times the mean squared score.
+
+    Split conformal guarantees coverage for forecasts exchangeable with the held-out ones:
+    across subjects when whole series are held out (a new subject drawn like the held-out
+    ones), not across time within one subject, whose errors are correlated.
+
+    Parameters
+    ----------
+    quantiles : ndarray of shape (n_channels, n_bins, len(LEVELS))
+        Conformal quantiles of the scores at :data:`LEVELS`.
+    second_moment : ndarray of shape (n_channels, n_bins)
+        Mean squared score.
+    edges : ndarray of shape (n_bins - 1,)
+        Inner lead-bin edges in time units.
+    n_scores : ndarray of shape (n_channels, n_bins)
+        Number of held-out scores behind each bin.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.uncertainty import LeadCalibration
+    >>> unit = LeadCalibration.identity(n_channels=2)
+    >>> unit.quantile(0.9, np.array([0, 1]), np.array([0.0, 5.0])).round(3)
+    array([1.645, 1.645])
+    """
+
+    def __init__(
+        self,
+        quantiles: np.ndarray,
+        second_moment: np.ndarray,
+        edges: np.ndarray,
+        n_scores: np.ndarray,
+    ) -> None:
+        self.quantiles = np.asarray(quantiles, dtype=np.float64)
+        self.second_moment = np.asarray(second_moment, dtype=np.float64)
+        self.edges = np.asarray(edges, dtype=np.float64)
+        self.n_scores = np.asarray(n_scores, dtype=np.int64)
+
+    @property
+    def n_bins(self) -> int:
+        """Number of lead bins."""
+        return self.quantiles.shape[1]
+
+    @classmethod
+    def identity(cls, n_channels: int) -> LeadCalibration:
+        """No calibration: the Normal's quantiles and variance.
+
+        Parameters
+        ----------
+        n_channels : int
+
+        Returns
+        -------
+        LeadCalibration
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> LeadCalibration.identity(1).variance_factor(np.array([0]), np.array([3.0]))
+        array([1.])
+        """
+        z = norm.ppf(0.5 + LEVELS / 2)
+        return cls(
+            np.broadcast_to(z, (n_channels, 1, LEVELS.size)).copy(),
+            np.ones((n_channels, 1)),
+            np.empty(0),
+            np.zeros((n_channels, 1), dtype=np.int64),
+        )
+
+    @classmethod
+    def fit(
+        cls,
+        scores: np.ndarray,
+        channels: np.ndarray,
+        leads: np.ndarray,
+        n_channels: int,
+    ) -> LeadCalibration:
+        """Calibrate from held-out σ-normalised scores.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n,)
+            ``|y − mean| / σ`` of held-out forecasts.
+        channels : ndarray of int of shape (n,)
+            The channel of each.
+        leads : ndarray of shape (n,)
+            The lead of each (time units).
+        n_channels : int
+
+        Returns
+        -------
+        LeadCalibration
+
+        Raises
+        ------
+        ValueError
+            If a channel has fewer than ``MIN_SCORES_PER_BIN`` scores.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> scores = np.abs(np.random.default_rng(0).standard_normal(2000))
+        >>> cal = LeadCalibration.fit(scores, np.zeros(2000, int), np.arange(2000.0), 1)
+        >>> float(cal.quantile(0.9, np.array([0]), np.array([0.0]))[0].round(1))  # Normal: 1.645
+        1.6
+        """
+        scores, leads = np.asarray(scores, float), np.asarray(leads, float)
+        channels = np.asarray(channels, int)
+        counts = np.bincount(channels, minlength=n_channels)
+        if counts.min() < MIN_SCORES_PER_BIN:
+            raise ValueError(
+                f"{counts.min()} held-out forecasts for channel {int(counts.argmin())}; at "
+                f"least {MIN_SCORES_PER_BIN} per channel are needed to calibrate σ."
+            )
+        n_bins = int(min(MAX_BINS, counts.min() // MIN_SCORES_PER_BIN))
+        edges = np.quantile(leads, np.arange(1, n_bins) / n_bins) if n_bins > 1 else np.empty(0)
+        bins = np.searchsorted(edges, leads, side="right")
+        quantiles = np.empty((n_channels, n_bins, LEVELS.size))
+        second = np.empty((n_channels, n_bins))
+        n_scores = np.zeros((n_channels, n_bins), dtype=np.int64)
+        for ch in range(n_channels):
+            for b in range(n_bins):
+                s = np.sort(scores[(channels == ch) & (bins == b)])
+                if s.size < MIN_SCORES_PER_BIN:  # a thin bin: the channel's scores
+                    s = np.sort(scores[channels == ch])
+                rank = np.minimum(np.ceil((s.size + 1) * LEVELS).astype(int), s.size)
+                quantiles[ch, b] = s[rank - 1]
+                second[ch, b] = np.mean(s**2)
+                n_scores[ch, b] = s.size
+        # Never narrower further ahead.
+        quantiles = np.maximum.accumulate(quantiles, axis=1)
+        second = np.maximum.accumulate(second, axis=1)
+        return cls(quantiles, second, edges, n_scores)
+
+    def at_least(self, other: LeadCalibration) -> LeadCalibration:
+        """The larger of two calibrations at every channel, lead and level: a series
+        calibrated on its own after ``pretrain`` never narrows the pretrained intervals.
+
+        Parameters
+        ----------
+        other : LeadCalibration
+            Same number of channels.
+
+        Returns
+        -------
+        LeadCalibration
+            On the union of both lead-bin edges.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> rng = np.random.default_rng(0)
+        >>> wide = LeadCalibration.fit(3 * np.abs(rng.standard_normal(100)), np.zeros(100, int),
+        ...                            np.zeros(100), 1)
+        >>> both = LeadCalibration.identity(1).at_least(wide)
+        >>> bool(both.quantile(0.9, np.array([0]), np.array([0.0]))[0] > 3)
+        True
+        """
+        edges = np.union1d(self.edges, other.edges)
+        mids = np.concatenate([[edges[0] - 1.0] if edges.size else [0.0], edges])
+        a, b = self._bins(mids), other._bins(mids)
+        return LeadCalibration(
+            np.maximum(self.quantiles[:, a], other.quantiles[:, b]),
+            np.maximum(self.second_moment[:, a], other.second_moment[:, b]),
+            edges,
+            self.n_scores[:, a] + other.n_scores[:, b],
+        )
+
+    def _bins(self, leads: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.edges, leads, side="right")
+
+    def quantile(self, coverage: float, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
+        """The calibrated half-width in units of σ of the central interval at ``coverage``.
+
+        Parameters
+        ----------
+        coverage : float
+            In ``(0, 1)``.
+        channels, leads : ndarray of the same shape
+            Channel and lead of each forecast.
+
+        Returns
+        -------
+        ndarray of the shape of ``leads``
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> LeadCalibration.identity(1).quantile(0.5, np.array([0]), np.array([1.0])).round(3)
+        array([0.674])
+        """
+        z, z_levels = norm.ppf(0.5 + coverage / 2), norm.ppf(0.5 + LEVELS / 2)
+        if coverage < LEVELS[0] or coverage > LEVELS[-1]:  # keep the end's ratio to the Normal
+            end = 0 if coverage < LEVELS[0] else -1
+            q = z * self.quantiles[..., end] / z_levels[end]
+        else:
+            # Linear in the Normal quantile between stored levels: exact for the Normal, and
+            # non-decreasing in coverage (nested intervals) as the stored quantiles are.
+            q = np.apply_along_axis(lambda r: np.interp(z, z_levels, r), -1, self.quantiles)
+        return q[channels, self._bins(leads)]
+
+    def variance_factor(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
+        """The calibrated variance in units of σ² (the mean squared score).
+
+        Parameters
+        ----------
+        channels, leads : ndarray of the same shape
+            Channel and lead of each forecast.
+
+        Returns
+        -------
+        ndarray of the shape of ``leads``
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> scores = np.full(60, 2.0)  # every held-out error two σ out
+        >>> cal = LeadCalibration.fit(scores, np.zeros(60, int), np.zeros(60), 1)
+        >>> cal.variance_factor(np.array([0]), np.array([0.0]))
+        array([4.])
+        """
+        return self.second_moment[channels, self._bins(leads)]
