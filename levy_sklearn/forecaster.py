@@ -136,6 +136,61 @@ def _instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
     return series
 
 
+def _warn_unobserved(y: pd.DataFrame, what: str) -> None:
+    """Warn, naming them, about columns with no observed value: the network answers them
+    from its prior alone, which is a number, not a forecast from data."""
+    empty = [c for c in y.columns if not np.isfinite(y[c].to_numpy(dtype=np.float64)).any()]
+    if empty:
+        warnings.warn(
+            f"Column(s) {empty} of {what} have no observed value (all NaN): they are forecast "
+            "from the network's prior alone, not from data. Drop them, e.g. "
+            f"y.drop(columns={empty!r}), unless they are observed later (update).",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _sktime_ready(y: object) -> object:
+    """``y`` with object or text columns of numbers as floats, or a brief error for what sktime's
+    input checks (they run before ``_fit``) would answer obscurely: an object column of
+    numbers gets "categorical features", a time index out of order a dump of the whole
+    index."""
+    if not isinstance(y, (pd.Series, pd.DataFrame)):
+        return y
+    frame = y.to_frame() if isinstance(y, pd.Series) else y
+    # Scalar cells only: sktime's nested panels hold a series per cell (object dtype too).
+    objects = [
+        c
+        for c in frame.columns
+        if (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c].dtype))
+        and frame[c].map(np.isscalar).all()
+    ]
+    if objects:
+        frame = frame.copy()
+        for c in objects:
+            try:
+                frame[c] = pd.to_numeric(frame[c]).astype(np.float64)
+            except (ValueError, TypeError) as err:
+                raise TypeError(
+                    f"Column {c!r} of y holds values that are not numbers ({err}): "
+                    "categorical or text series cannot be forecast; LevyForecaster "
+                    "forecasts numeric series, so convert or drop the column."
+                ) from None
+        y = frame.iloc[:, 0].rename(y.name) if isinstance(y, pd.Series) else frame
+    index = y.index
+    times = index.get_level_values(-1) if isinstance(index, pd.MultiIndex) else index
+    if isinstance(index, pd.MultiIndex):
+        keys = pd.Series(range(len(index)), index=index).groupby(
+            level=list(range(index.nlevels - 1)), sort=False
+        )
+        ordered = all(times[g.to_numpy()].is_monotonic_increasing for _, g in keys)
+    else:
+        ordered = times.is_monotonic_increasing
+    if not ordered:
+        raise ValueError("y's time index is not sorted; sort it first: y = y.sort_index().")
+    return y
+
+
 def _as_floats(levels: object) -> object:
     """Integers in a coverage/alpha argument as floats: sktime's check accepts floats only and
     fails on an int with ``TypeError: 'int' object is not iterable``, where ``coverage=1``
@@ -863,6 +918,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         # scaling, and the pretrained attributes are read as they are.
         scratch = copy.copy(self)
         series = _instances(y)
+        _warn_unobserved(y, "the pretraining panel")
         scratch._set_time_axis([frame.index for _, frame in series])
         scratch._fit_scaling(series)
         scratch.n_channels_ = y.shape[1]
@@ -951,6 +1007,11 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.pretrained_net_ = axis.net_
         return self
 
+    def _check_X_y(self, X=None, y=None, **kwargs):
+        # Every y of fit, update and pretrain passes here before sktime checks it (its
+        # messages for these inputs name neither the column nor the fix; see _sktime_ready).
+        return super()._check_X_y(X=X, y=_sktime_ready(y), **kwargs)
+
     def _fit(self, y, X=None, fh=None):
         """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.
 
@@ -968,6 +1029,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 y, self.pretrained_columns_, "y (after pretrain)", by_position_if_renamed=True
             )
         series = _instances(y)
+        _warn_unobserved(y, "y")
         self.n_channels_ = y.shape[1]
         self._set_time_axis([frame.index for _, frame in series])
         self._index_names = list(y.index.names)
@@ -1047,6 +1109,14 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
     def _absolute_index(self, fh: ForecastingHorizon, cutoff: pd.Index) -> pd.Index:
         values = fh.to_pandas()
+        if self.time_kind_.startswith("period") and pd.api.types.is_timedelta64_dtype(
+            values.dtype
+        ):
+            raise ValueError(
+                f"fh holds time spans (Timedelta) but y has a PeriodIndex (freq "
+                f"{cutoff.freqstr}); pass steps, e.g. fh=[1, 2, 3], or periods, e.g. "
+                f"fh=pd.period_range(..., freq={cutoff.freqstr!r})."
+            )
         if (
             fh.is_relative
             and self.time_kind_ in _TIMEDELTA_KINDS
@@ -1106,6 +1176,16 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         # training horizon after its origin, whose variance floors the variance beyond it.
         times, values, cutoffs, queries, where = [], [], [], [], []
         t_all = [index_to_time(index, self.time_unit_) for index in indexes]
+        early = [keys[i] for i, (t, t_abs) in enumerate(zip(all_times, t_all, strict=True))
+                 if (t_abs < t[0]).any()]  # fmt: skip
+        if early:
+            where_ = "y" if early == [None] else f"series {early[:3]} of y"
+            warnings.warn(
+                f"fh holds times before the first observation of {where_}: there is no "
+                "context then, so those forecasts are the network's prior alone.",
+                UserWarning,
+                stacklevel=4,
+            )
         for i, (t, v, t_abs) in enumerate(zip(all_times, all_values, t_all, strict=True)):
             before = np.searchsorted(t, t_abs, side="left") - 1
             cut = np.where(t_abs > t[-1], t[-1], np.where(before >= 0, t[before], t_abs - 1.0))

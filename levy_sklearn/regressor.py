@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -451,6 +452,16 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
                 reset=reset,
             )
         check_magnitude(y)
+        empty = np.flatnonzero(np.isnan(X).all(axis=0))
+        if reset and empty.size:
+            names = getattr(self, "feature_names_in_", np.arange(X.shape[1]))[empty]
+            warnings.warn(
+                f"Feature(s) {names.tolist()} of X have no observed value (all NaN): the "
+                "model learns nothing from them. Drop them, e.g. X.drop(columns=[...]) or "
+                "X[:, keep] with keep the observed columns.",
+                UserWarning,
+                stacklevel=3,
+            )
         weights = None
         if sample_weight is not None:
             weights = _check_sample_weight(

@@ -2,9 +2,8 @@
 
 A fitted estimator is shipped to the workers and applied to pieces of the data there; Dask
 schedules the pieces. Rows and series are scored independently and inference runs in float64,
-so the results are what the estimator returns in-process: the regressor's bit for bit, the
-forecaster's up to the last bits (its windows are batched differently, relative differences
-below 1e-12).
+so the results are what the estimator returns in-process, to float64 rounding (rows or
+windows batched differently can change the last bits; measured below 1e-12 relative).
 
 * :func:`predict_blocks`: any prediction method of a fitted estimator (e.g.
   ``predict(X, return_std=True)`` or ``predict_interval``) over the row blocks of a
@@ -80,8 +79,8 @@ def predict_blocks(
     ``predict`` but passes no keyword arguments. Outputs with a row axis first are
     supported: arrays (``predict``, ``predict_interval``) and tuples of arrays
     (``predict(X, return_std=True)``). For the deterministic methods the result equals the
-    in-process one (for :class:`~levy_sklearn.regressor.LevyAttentionRegressor` bit for bit:
-    rows do not interact and inference runs in float64); ``sample_y`` draws each block with
+    in-process one to float64 rounding (rows do not interact and inference runs in float64;
+    blocks batched differently can change the last bits); ``sample_y`` draws each block with
     the same ``random_state``.
 
     Parameters

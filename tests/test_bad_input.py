@@ -271,9 +271,9 @@ def test_regressor_duplicate_coverages_give_one_identical_interval_each(reg):
         (hourly() * np.nan, ValueError, "No training window could be cut"),
         (hourly().replace(hourly().iloc[5], np.inf), ValueError, r"±inf.*Replace it by NaN"),
         (hourly() * 1e200, ValueError, r"beyond ±1e\+150.*rescale y"),
-        (pd.Series(["a"] * 10, index=hourly(10).index), TypeError, "categorical"),
+        (pd.Series(["a"] * 10, index=hourly(10).index), TypeError, "Column 0 of y holds"),
         (hourly() + 1j, TypeError, "complex128"),
-        (hourly().iloc[::-1], TypeError, "sorted monotonically increasing"),
+        (hourly().iloc[::-1], ValueError, r"not sorted; sort it first: y = y.sort_index\(\)"),
         (pd.concat([hourly(), hourly().iloc[[7]]]).sort_index(), ValueError, "more than one row"),
     ],
     ids=[
@@ -461,3 +461,60 @@ def test_forecaster_timedelta_index_with_timedelta_fh_is_cutoff_plus_span(fc):
         rtol=1e-6,
     )
     np.testing.assert_allclose(f.predict(fh=[1, 2]), fc.predict(fh=[1, 2]), rtol=1e-6)
+
+
+# ----------------------------------------------- rough edges found as a new user (issue 29)
+
+
+def test_forecaster_warns_about_a_column_never_observed():
+    y = pd.DataFrame({"hr": hourly(), "temp": np.nan})
+    with pytest.warns(UserWarning, match=r"Column\(s\) \['temp'\] of y have no observed value"):
+        LevyForecaster(**TINY_FC).fit(y)
+    panel = pd.concat({"a": y, "b": y}, names=["patient", "time"])
+    with pytest.warns(UserWarning, match=r"\['temp'\] of the pretraining panel have no"):
+        LevyForecaster(**TINY_FC).pretrain(panel)
+
+
+def test_regressor_warns_about_a_feature_never_observed():
+    X, y = table()
+    X[:, 1] = np.nan
+    with pytest.warns(UserWarning, match=r"Feature\(s\) \[1\] of X have no observed value"):
+        LevyAttentionRegressor(**TINY_REG).fit(X, y)
+    frame = pd.DataFrame(X, columns=["age", "dose", "weight"])
+    with pytest.warns(UserWarning, match=r"Feature\(s\) \['dose'\] of X"):
+        LevyAttentionRegressor(**TINY_REG).fit(frame, y)
+
+
+def test_forecaster_timedelta_fh_on_a_period_index_is_named():
+    y = pd.Series(np.arange(30.0), index=pd.period_range("2000-01", periods=30, freq="M"))
+    f = LevyForecaster(**TINY_FC).fit(y)
+    with pytest.raises(ValueError, match=r"Timedelta\) but y has a PeriodIndex \(freq M\)"):
+        f.predict(fh=pd.to_timedelta([1], unit="D"))
+
+
+def test_forecaster_reads_an_object_column_of_numbers_and_names_one_of_text():
+    y = hourly()
+    numbers = LevyForecaster(**TINY_FC).fit(y.astype(object)).predict(fh=[1, 2])
+    floats = LevyForecaster(**TINY_FC).fit(y).predict(fh=[1, 2])
+    pd.testing.assert_series_equal(numbers, floats)
+    text = y.astype(object)
+    text.iloc[3] = "n/a"
+    with pytest.raises(TypeError, match="Column 'y' of y holds values that are not numbers"):
+        LevyForecaster(**TINY_FC).fit(text)
+
+
+def test_forecaster_unsorted_index_gets_a_short_message():
+    y = hourly().sample(frac=1.0, random_state=0)
+    with pytest.raises(ValueError, match=r"not sorted; sort it first") as err:
+        LevyForecaster(**TINY_FC).fit(y)
+    assert len(str(err.value)) < 200  # sktime's message printed the whole index (3.6 KB)
+    panel = pd.concat({"a": hourly(), "b": hourly(seed=1)}, names=["patient", "time"])
+    with pytest.raises(ValueError, match="not sorted"):
+        LevyForecaster(**TINY_FC).fit(panel.iloc[::-1])
+
+
+def test_forecaster_warns_when_fh_is_before_the_first_observation():
+    y = hourly()
+    f = LevyForecaster(**TINY_FC).fit(y)
+    with pytest.warns(UserWarning, match="before the first observation of y"):
+        f.predict(fh=pd.DatetimeIndex([y.index[0] - pd.Timedelta(1, "D")]))
