@@ -307,6 +307,11 @@ class _Writer:
                 "attributes": self.encode_dict(extra, where),
                 "dtype": names[next(iter(dtypes))],
                 "tensors": components,
+                # The optimiser's hyperparameters (learning rates, the scheduler's
+                # initial_lr), not its moments: further training resumes from the weights.
+                "optimizer": self.encode(
+                    net.optimizer_.state_dict()["param_groups"], f"{where}.optimizer_"
+                ),
             }
         }
 
@@ -702,6 +707,7 @@ class _Reader:
             "attributes",
             "dtype",
             "tensors",
+            "optimizer",
         }:
             raise _refuse("a skorch net record has unexpected fields.")
         if body["class"] != "LevyNeuralNet":
@@ -720,6 +726,11 @@ class _Reader:
             raise _refuse("a skorch net record must list the tensors of module_ and criterion_.")
         for attr, names in components.items():
             self.load_module(getattr(net, attr), ref, attr, _list(names))
+        groups = self.decode(body["optimizer"])
+        try:
+            net.optimizer_.load_state_dict({"state": {}, "param_groups": groups})
+        except (ValueError, KeyError, TypeError) as err:
+            raise _refuse(f"the optimizer's parameter groups do not fit the network ({err}).")
         for name, value in attributes.items():
             _check_attribute_name(type(net), name)
             setattr(net, name, value)
@@ -1060,7 +1071,7 @@ def _schema(key: str) -> tuple[tuple[str, ...], dict[str, tuple[type, ...]]]:
         "pretrained_channel_mean_": arrays,
         "pretrained_channel_scale_": arrays,
         "_series": (dict,),
-        "_cutoff": (pd.Index,),
+        "_cutoff": (pd.Index, type(None)),
     }
     return required, types
 
@@ -1185,12 +1196,12 @@ def load(path: str | os.PathLike | IO[bytes]) -> Any:
     reader = _Reader(arrays, tensors)
     params = reader.decode(state["params"])
     attributes = reader.decode(state["attributes"])
+    _check_fitted(key, attributes)
     if reader.used_arrays != set(arrays):
         raise _refuse(f"unexpected members {sorted(set(arrays) - reader.used_arrays)[:5]}.")
     if reader.used_tensors != set(tensors):
         unexpected = sorted(set(tensors) - reader.used_tensors)
         raise _refuse(f"{_WEIGHTS} holds unexpected tensors {unexpected[:5]}.")
-    _check_fitted(key, attributes)
     try:
         estimator = cls(**params)
     except (TypeError, ValueError) as err:
