@@ -730,7 +730,9 @@ class _Reader:
         try:
             net.optimizer_.load_state_dict({"state": {}, "param_groups": groups})
         except (ValueError, KeyError, TypeError) as err:
-            raise _refuse(f"the optimizer's parameter groups do not fit the network ({err}).")
+            raise _refuse(
+                f"the optimizer's parameter groups do not fit the network ({err})."
+            ) from err
         for name, value in attributes.items():
             _check_attribute_name(type(net), name)
             setattr(net, name, value)
@@ -971,7 +973,8 @@ def _open_archive(path: str | os.PathLike | IO[bytes]) -> dict[str, bytes]:
             if unexpected:
                 raise _refuse(
                     f"unexpected members {unexpected[:5]} in the archive.",
-                    f"A model file holds only {_MANIFEST}, {_STATE}, {_WEIGHTS} and arrays/<n>.npy.",
+                    f"A model file holds only {_MANIFEST}, {_STATE}, {_WEIGHTS} and "
+                    "arrays/<n>.npy.",
                 )
             missing = [n for n in (_MANIFEST, _STATE, _WEIGHTS) if n not in names]
             if missing:
