@@ -564,7 +564,77 @@ def _strict_json(data: bytes, member: str) -> Any:
         raise _refuse(f"{member} is not valid JSON ({err}).", "The file is corrupted.") from err
 
 
-class _Reader:
+class _PandasTags:
+    """Decoders of the pandas and sktime values (a part of :class:`_Reader`)."""
+
+    decode: Callable[[Any], Any]
+
+    def tag_index(self, body: Any) -> pd.Index:
+        return _decode_index(self, body, "$index")
+
+    def tag_multiindex(self, body: Any) -> pd.Index:
+        return _decode_index(self, body, "$multiindex")
+
+    def tag_rangeindex(self, body: Any) -> pd.Index:
+        return _decode_index(self, body, "$rangeindex")
+
+    def tag_datetimeindex(self, body: Any) -> pd.Index:
+        return _decode_index(self, body, "$datetimeindex")
+
+    def tag_timedeltaindex(self, body: Any) -> pd.Index:
+        return _decode_index(self, body, "$timedeltaindex")
+
+    def tag_periodindex(self, body: Any) -> pd.Index:
+        return _decode_index(self, body, "$periodindex")
+
+    def tag_dataframe(self, body: dict) -> pd.DataFrame:
+        index = _decode_index(self, *_tagged(body["index"]))
+        columns = _decode_index(self, *_tagged(body["columns"]))
+        data = [self.decode(c) for c in _list(body["data"])]
+        if len(data) != len(columns) or any(
+            not isinstance(c, np.ndarray) or c.shape != (len(index),) for c in data
+        ):
+            raise ValueError("columns do not match the frame's index and column labels")
+        frame = pd.DataFrame(dict(enumerate(data)), index=index)
+        frame.columns = columns
+        return frame
+
+    def tag_series(self, body: dict) -> pd.Series:
+        index = _decode_index(self, *_tagged(body["index"]))
+        data = self.decode(body["data"])
+        if not isinstance(data, np.ndarray) or data.shape != (len(index),):
+            raise ValueError("values do not match the series' index")
+        return pd.Series(data, index=index, name=self.decode(body["name"]))
+
+    def tag_timestamp(self, body: list) -> pd.Timestamp:
+        value, unit, tz = _list(body, 3)
+        moment = pd.Timestamp(np.datetime64(int(value), _time_unit(unit)))
+        return moment if tz is None else moment.tz_localize("UTC").tz_convert(str(tz))
+
+    def tag_timedelta(self, body: list) -> pd.Timedelta:
+        value, unit = _list(body, 2)
+        return pd.Timedelta(np.timedelta64(int(value), _time_unit(unit)))
+
+    def tag_period(self, body: list) -> pd.Period:
+        ordinal, freq = _list(body, 2)
+        return pd.Period(ordinal=int(ordinal), freq=str(freq))
+
+    def tag_offset(self, body: str) -> Any:
+        from pandas.tseries.frequencies import to_offset
+
+        return to_offset(str(body))
+
+    def tag_nat(self, body: Any) -> Any:
+        return pd.NaT
+
+    def tag_fh(self, body: dict) -> Any:
+        from sktime.forecasting.base import ForecastingHorizon
+
+        values = _decode_index(self, *_tagged(body["values"]))
+        return ForecastingHorizon(values, is_relative=bool(body["is_relative"]), freq=body["freq"])
+
+
+class _Reader(_PandasTags):
     """Decodes the tagged JSON of :class:`_Writer` against the fixed registries."""
 
     def __init__(self, arrays: dict[str, bytes], tensors: dict[str, torch.Tensor]) -> None:
@@ -805,7 +875,7 @@ def _rebuild_net(params: dict, dtype: torch.dtype) -> Any:
         # leave the caller's generator as it was.
         with torch.random.fork_rng(devices=[]):
             net.initialize()
-    except (TypeError, ValueError, AttributeError) as err:
+    except (TypeError, ValueError, AttributeError, RuntimeError) as err:
         raise _refuse(
             f"the skorch net cannot be rebuilt from the file's parameters ({err})."
         ) from err
@@ -871,80 +941,10 @@ def _tagged(value: Any) -> tuple[Any, str]:
     return body, tag
 
 
-def _install_pandas_tags() -> None:
-    def index_tag(tag: str) -> Callable:
-        return lambda self, body: _decode_index(self, body, tag)
-
-    for tag in ("multiindex", "rangeindex", "datetimeindex", "timedeltaindex", "periodindex"):
-        setattr(_Reader, "tag_" + tag, index_tag("$" + tag))
-    _Reader.tag_index = index_tag("$index")
-
-    def tag_dataframe(self: _Reader, body: dict) -> pd.DataFrame:
-        index = _decode_index(self, *_tagged(body["index"]))
-        columns = _decode_index(self, *_tagged(body["columns"]))
-        data = [self.decode(c) for c in _list(body["data"])]
-        if len(data) != len(columns) or any(
-            not isinstance(c, np.ndarray) or c.shape != (len(index),) for c in data
-        ):
-            raise ValueError("columns do not match the frame's index and column labels")
-        frame = pd.DataFrame(dict(enumerate(data)), index=index)
-        frame.columns = columns
-        return frame
-
-    def tag_series(self: _Reader, body: dict) -> pd.Series:
-        index = _decode_index(self, *_tagged(body["index"]))
-        data = self.decode(body["data"])
-        if not isinstance(data, np.ndarray) or data.shape != (len(index),):
-            raise ValueError("values do not match the series' index")
-        return pd.Series(data, index=index, name=self.decode(body["name"]))
-
-    def tag_timestamp(self: _Reader, body: list) -> pd.Timestamp:
-        value, unit, tz = _list(body, 3)
-        moment = pd.Timestamp(np.datetime64(int(value), _time_unit(unit)))
-        return moment if tz is None else moment.tz_localize("UTC").tz_convert(str(tz))
-
-    def tag_timedelta(self: _Reader, body: list) -> pd.Timedelta:
-        value, unit = _list(body, 2)
-        return pd.Timedelta(np.timedelta64(int(value), _time_unit(unit)))
-
-    def tag_period(self: _Reader, body: list) -> pd.Period:
-        ordinal, freq = _list(body, 2)
-        return pd.Period(ordinal=int(ordinal), freq=str(freq))
-
-    def tag_offset(self: _Reader, body: str) -> Any:
-        from pandas.tseries.frequencies import to_offset
-
-        return to_offset(str(body))
-
-    def tag_nat(self: _Reader, body: Any) -> Any:
-        return pd.NaT
-
-    def tag_fh(self: _Reader, body: dict) -> Any:
-        from sktime.forecasting.base import ForecastingHorizon
-
-        values = _decode_index(self, *_tagged(body["values"]))
-        return ForecastingHorizon(values, is_relative=bool(body["is_relative"]), freq=body["freq"])
-
-    for fn in (
-        tag_dataframe,
-        tag_series,
-        tag_timestamp,
-        tag_timedelta,
-        tag_period,
-        tag_offset,
-        tag_nat,
-        tag_fh,
-    ):
-        setattr(_Reader, fn.__name__, fn)
-
-
 def _time_unit(unit: Any) -> str:
     if unit not in ("s", "ms", "us", "ns"):
         raise ValueError(f"time unit {unit!r} is not one of s, ms, us, ns")
     return unit
-
-
-_install_pandas_tags()
 
 
 def _open_archive(path: str | os.PathLike | IO[bytes]) -> dict[str, bytes]:
