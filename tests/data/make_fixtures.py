@@ -17,17 +17,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from levy_sklearn.forecaster import LevyForecaster
+from levy_sklearn.regressor import LevyAttentionRegressor
+from levy_sklearn.serialization import FORMAT_VERSION, load, save
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # tests/: conftest and test_serialization
-
-import test_serialization as t  # noqa: E402
-
-from levy_sklearn.forecaster import LevyForecaster  # noqa: E402
-from levy_sklearn.regressor import LevyAttentionRegressor  # noqa: E402
-from levy_sklearn.serialization import FORMAT_VERSION, load, save  # noqa: E402
 
 
 def main() -> None:
+    # The models and outputs of tests/test_serialization.py (imported here, not at the top,
+    # so that pytest's --doctest-modules can import this file without side effects).
+    sys.path.insert(0, str(HERE.parent))
+    import test_serialization as t
+
     torch.set_num_threads(1)
     X, y = t.table()
     reg = LevyAttentionRegressor(**t.REG).fit(X[:50], y[:50]).conformalize(X[50:], y[50:])
