@@ -222,6 +222,37 @@ def test_update_and_fit_after_load(forecasters, regressor, tmp_path):
     assert len(more.net_.history) == len(regressor.net_.history) + REG["max_epochs"]
 
 
+REGULAR = {
+    "monthly periods": pd.Series(
+        np.sin(np.arange(48) / 4), index=pd.period_range("2000-01", periods=48, freq="M")
+    ),
+    "hourly, time zone": pd.DataFrame(
+        {"a": np.cos(np.arange(48) / 5), "b": np.arange(48.0) / 10},
+        index=pd.date_range("2024-03-01", periods=48, freq="h", tz="Europe/Berlin"),
+    ),
+    "integer steps": pd.Series(np.sin(np.arange(40) / 4), name="z"),
+}
+
+
+@pytest.mark.parametrize("case", list(REGULAR))
+def test_regular_indexes_and_remembered_data_round_trip(case, tmp_path):
+    y = REGULAR[case]
+    f = LevyForecaster(**{**TINY_FC, "max_epochs": 1}).set_config(remember_data=True)
+    f.fit(y, fh=[1, 2, 3])
+    assert hasattr(f, "_y")  # sktime's own copy of the data, kept with remember_data
+    save(f, tmp_path / "f.levy.zip")
+    again = load(tmp_path / "f.levy.zip")
+    assert repr(again._cutoff) == repr(f._cutoff)
+    assert repr(again._fh) == repr(f._fh)
+    same_frame(again._y, f._y)
+    assert_same(forecaster_outputs(again), forecaster_outputs(f))
+    # update (which extends the index by the cutoff's frequency) after the load
+    step = 1 if case == "integer steps" else y.index.freq
+    new = y.iloc[-2:].copy()
+    new.index = y.index[-2:] + 2 * step
+    same_frame(copy.deepcopy(f).update(new).predict(), again.update(new).predict())
+
+
 def test_unfitted_and_random_state_round_trip(tmp_path):
     reg = LevyAttentionRegressor(d_model=8, random_state=np.random.RandomState(3))
     save(reg, tmp_path / "u.levy.zip")
