@@ -172,12 +172,16 @@ _NET_REBUILT = frozenset(
     }
 )
 _TORCH_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+# Items of the object arrays a file may hold.
+_PLAIN = (str, int, float, bool)
 _STRING_INDEX_DTYPES = frozenset({"object", "str", "string"})
 
 
 def _versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in _DEPENDENCIES:
+    from . import __version__
+
+    versions = {"python": platform.python_version(), "levy-sklearn": __version__}
+    for name in _DEPENDENCIES[1:]:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -233,6 +237,16 @@ class _Writer:
             return {"$set": sorted(items, key=lambda e: json.dumps(e, sort_keys=True))}
         if isinstance(value, dict):
             return self.encode_dict(value, where)
+        if isinstance(value, np.ndarray) and value.dtype == object:
+            # scikit-learn keeps column names (feature_names_in_) as an object array of
+            # str: its items go into the JSON, one by one, rather than into a pickle.
+            items = value.ravel().tolist()
+            if not all(item is None or type(item) in _PLAIN for item in items):
+                raise TypeError(
+                    f"{where}: an object array can be saved only if it holds str, int, float, "
+                    "bool or None."
+                )
+            return {"$objectarray": [list(value.shape), [self.encode(i, where) for i in items]]}
         if isinstance(value, np.ndarray):
             return {"$ndarray": self.array(value, where)}
         if isinstance(value, np.generic):
@@ -728,6 +742,18 @@ class _Reader(_PandasTags):
     def tag_ndarray(self, body: str) -> np.ndarray:
         return self.array(body)
 
+    def tag_objectarray(self, body: list) -> np.ndarray:
+        shape, items = _list(body, 2)
+        shape = tuple(_list(shape))
+        items = _list(items)
+        if not all(type(n) is int and n >= 0 for n in shape) or math.prod(shape) != len(items):
+            raise ValueError(f"{len(items)} items do not fill the shape {shape}")
+        if not all(i is None or type(i) in _PLAIN for i in items):
+            raise ValueError("an object array holds only str, int, float, bool or None")
+        out = np.empty(len(items), dtype=object)
+        out[:] = items
+        return out.reshape(shape)
+
     def tag_npscalar(self, body: str) -> np.generic:
         a = self.array(body)
         if a.ndim != 0:
@@ -967,9 +993,8 @@ def _open_archive(path: str | os.PathLike | IO[bytes]) -> dict[str, bytes]:
             names = [info.filename for info in infos]
             if len(set(names)) != len(names):
                 raise _refuse("the archive has duplicate member names.")
-            unexpected = [
-                n for n in names if n not in (_MANIFEST, _STATE, _WEIGHTS) and not _ARRAY.match(n)
-            ]
+            fixed = (_MANIFEST, _STATE, _WEIGHTS)
+            unexpected = [n for n in names if n not in fixed and not _ARRAY.fullmatch(n)]
             if unexpected:
                 raise _refuse(
                     f"unexpected members {unexpected[:5]} in the archive.",

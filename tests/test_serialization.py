@@ -253,6 +253,41 @@ def test_regular_indexes_and_remembered_data_round_trip(case, tmp_path):
     same_frame(copy.deepcopy(f).update(new).predict(), again.update(new).predict())
 
 
+def test_regressor_options_round_trip(tmp_path):
+    """Early stopping on a validation split, σ calibrated for loss="mse" (the net's
+    variance_scale_), an encoder block, periodic value embeddings, feature times, two
+    targets, sample weights and DataFrame column names."""
+    X, y = table(120)
+    X = pd.DataFrame(X, columns=["age", "bmi", "bp"])
+    Y = np.column_stack([y, -2 * y])
+    reg = LevyAttentionRegressor(
+        **{**REG, "max_epochs": 4},
+        validation_fraction=0.2,
+        patience=1,
+        dropout=0.1,
+        loss="mse",
+        n_layers=1,
+        value_embedding="periodic",
+        feature_times=[-2.0, -1.0, 0.0],
+    )
+    reg.fit(X, Y, sample_weight=np.linspace(0.5, 2.0, len(X)))
+    assert reg.net_.variance_scale_ != 1.0
+    save(reg, tmp_path / "r.levy.zip")
+    again = load(tmp_path / "r.levy.zip")
+    assert list(again.feature_names_in_) == ["age", "bmi", "bp"]
+    assert again.feature_names_in_.dtype == object
+    assert again.net_.variance_scale_ == reg.net_.variance_scale_
+    callbacks = dict(again.net_.callbacks)
+    assert callbacks["early_stopping"].patience == 1
+    assert again.net_.train_split.cv == 0.2
+    assert_same(regressor_outputs_no_conformal(reg, X), regressor_outputs_no_conformal(again, X))
+
+
+def regressor_outputs_no_conformal(reg, X):
+    mean, std = reg.predict(X, return_std=True)
+    return {"mean": mean, "std": std, "interval": reg.predict_interval(X, coverage=COVERAGES)}
+
+
 def test_unfitted_and_random_state_round_trip(tmp_path):
     reg = LevyAttentionRegressor(d_model=8, random_state=np.random.RandomState(3))
     save(reg, tmp_path / "u.levy.zip")
@@ -474,6 +509,10 @@ REFUSALS = {
         "lacks",
     ),
     "duplicate member": (_duplicate_member, "duplicate member names"),
+    "member named like an array": (
+        lambda d: _archive({**_members(d), "arrays/0.npy.pkl": b"\x80\x04N."}),
+        "unexpected members",
+    ),
     "unreferenced array": (_extra_array, "unexpected members"),
     "state is a pickle": (
         lambda d: _archive({**_members(d), "state.json": pickle.dumps({"params": {}})}),
