@@ -346,7 +346,7 @@ class _Writer:
             return {
                 "$datetimeindex": {
                     "values": self.encode(naive.to_numpy(), where),
-                    "tz": None if index.tz is None else str(index.tz),
+                    "tz": _tz_name(index.tz, where),
                     "freq": index.freqstr,
                     "name": name,
                 }
@@ -414,7 +414,7 @@ class _Writer:
         if value is pd.NaT:
             return {"$nat": None}
         if isinstance(value, pd.Timestamp):
-            tz = None if value.tz is None else str(value.tz)
+            tz = _tz_name(value.tz, where)
             moment = value.tz_convert(None) if tz is not None else value
             return {"$timestamp": [int(moment.asm8.view(np.int64)), value.unit, tz]}
         if isinstance(value, pd.Timedelta):
@@ -428,7 +428,7 @@ class _Writer:
                 "$fh": {
                     "values": self.encode_index(value.to_pandas(), where),
                     "is_relative": bool(value.is_relative),
-                    "freq": value.freq,
+                    "freq": self.encode(value.freq, f"{where}.freq"),
                 }
             }
         raise TypeError(
@@ -436,6 +436,23 @@ class _Writer:
             "in a levy-sklearn model file (only data and the package's own state classes "
             "can); use pickle or joblib, from a trusted source only, for such an estimator."
         )
+
+
+def _tz_name(tz: Any, where: str) -> str | None:
+    """The time zone's name, which load gives back to pandas (checked here, at save time)."""
+    if tz is None:
+        return None
+    name = str(tz)
+    try:
+        same = str(pd.Timestamp(0, tz="UTC").tz_convert(name).tz) == name
+    except (ValueError, TypeError, KeyError):
+        same = False
+    if not same:
+        raise TypeError(
+            f"{where}: the time zone {tz!r} has no name pandas reads back; use a named zone "
+            "(e.g. 'Europe/Berlin') or UTC."
+        )
+    return name
 
 
 def _zip_info(name: str) -> zipfile.ZipInfo:
@@ -576,6 +593,8 @@ def _strict_json(data: bytes, member: str) -> Any:
         )
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise _refuse(f"{member} is not valid JSON ({err}).", "The file is corrupted.") from err
+    except RecursionError as err:
+        raise _refuse(f"{member} is nested too deeply to be a model's state.") from err
 
 
 class _PandasTags:
@@ -645,7 +664,8 @@ class _PandasTags:
         from sktime.forecasting.base import ForecastingHorizon
 
         values = _decode_index(self, *_tagged(body["values"]))
-        return ForecastingHorizon(values, is_relative=bool(body["is_relative"]), freq=body["freq"])
+        freq = self.decode(body["freq"])
+        return ForecastingHorizon(values, is_relative=bool(body["is_relative"]), freq=freq)
 
 
 class _Reader(_PandasTags):
@@ -745,7 +765,7 @@ class _Reader(_PandasTags):
     def tag_objectarray(self, body: list) -> np.ndarray:
         shape, items = _list(body, 2)
         shape = tuple(_list(shape))
-        items = _list(items)
+        items = [self.decode(i) for i in _list(items)]
         if not all(type(n) is int and n >= 0 for n in shape) or math.prod(shape) != len(items):
             raise ValueError(f"{len(items)} items do not fill the shape {shape}")
         if not all(i is None or type(i) in _PLAIN for i in items):
@@ -831,6 +851,8 @@ class _Reader(_PandasTags):
             ) from err
         for name, value in attributes.items():
             _check_attribute_name(type(net), name)
+            if name in _NET_REBUILT or name in params:
+                raise _refuse(f"the skorch net attribute {name!r} is rebuilt, not read.")
             setattr(net, name, value)
         self.objects[ref] = net
         return net

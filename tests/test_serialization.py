@@ -569,6 +569,14 @@ REFUSALS = {
         lambda d: _edit_state(d, _set([*NET, "params", "module__d_model"], 16)),
         "network rebuilt",
     ),
+    "net attribute replaces its module": (
+        lambda d: _edit_state(d, _set([*NET, "attributes", "module_"], 1)),
+        "is rebuilt, not read",
+    ),
+    "deeply nested JSON": (
+        lambda d: _archive({**_members(d), "state.json": b"[" * 100_000 + b"]" * 100_000}),
+        "nested too deeply",
+    ),
     "tensor shape": (lambda d: _edit_tensors(d, _reshape_tensor), "has shape"),
     "tensor dtype": (lambda d: _edit_tensors(d, _retype_tensor), "has dtype"),
     "NaN tensor": (lambda d: _edit_tensors(d, _nan_tensor), "NaN or infinite"),
