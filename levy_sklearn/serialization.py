@@ -671,9 +671,15 @@ class _PandasTags:
 class _Reader(_PandasTags):
     """Decodes the tagged JSON of :class:`_Writer` against the fixed registries."""
 
-    def __init__(self, arrays: dict[str, bytes], tensors: dict[str, torch.Tensor]) -> None:
+    def __init__(
+        self,
+        arrays: dict[str, bytes],
+        tensors: dict[str, torch.Tensor],
+        device: str | None = None,
+    ) -> None:
         self.arrays = arrays
         self.tensors = tensors
+        self.device = device  # overrides the nets' saved device
         self.used_arrays: set[str] = set()
         self.used_tensors: set[str] = set()
         self.objects: dict[str, Any] = {}
@@ -836,6 +842,8 @@ class _Reader(_PandasTags):
         attributes = self.decode(body["attributes"])
         if not isinstance(params, dict) or not isinstance(attributes, dict):
             raise _refuse("a skorch net record's parameters must be dicts.")
+        if self.device is not None:
+            params["device"] = self.device
         net = _rebuild_net(params, dtype)
         components = body["tensors"]
         if not isinstance(components, dict) or set(components) != {"module_", "criterion_"}:
@@ -912,11 +920,18 @@ def _check_attribute_name(cls: type, name: Any) -> None:
 
 
 def _rebuild_net(params: dict, dtype: torch.dtype) -> Any:
-    from .training import LevyNeuralNet
+    from .training import LevyNeuralNet, check_device
 
     for name in params:
         if not isinstance(name, str) or not name.isidentifier():
             raise _refuse(f"{name!r} is not a skorch net parameter.")
+    try:
+        check_device(params.get("device", "cpu"))
+    except ValueError as err:
+        raise _refuse(
+            f"the model was saved on a device this machine lacks ({err})",
+            "Pass load(path, device='cpu') (or another device) to load it there.",
+        ) from err
     try:
         net = LevyNeuralNet(**params)
         # Initialising draws random weights (overwritten next) from torch's global generator:
@@ -1170,7 +1185,7 @@ def _check_fitted(key: str, attributes: dict) -> None:
             )
 
 
-def load(path: str | os.PathLike | IO[bytes]) -> Any:
+def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> Any:
     """Load an estimator saved by :func:`save`, without unpickling or running its code.
 
     Every class the file can name comes from a fixed table in this module, arrays are read
@@ -1181,6 +1196,10 @@ def load(path: str | os.PathLike | IO[bytes]) -> Any:
     ----------
     path : str, path-like or binary file object
         A file written by :func:`save`.
+    device : str, optional
+        Load onto this device instead of the one the model was saved with (its ``device``
+        hyperparameter and its networks'): e.g. ``"cpu"`` for a model trained on a GPU and
+        scored on a machine without one. ``None`` keeps the saved device.
 
     Returns
     -------
@@ -1243,7 +1262,12 @@ def load(path: str | os.PathLike | IO[bytes]) -> Any:
     except (SafetensorError, ValueError, RuntimeError) as err:
         raise _refuse(f"{_WEIGHTS} is not a valid safetensors file ({err}).") from err
     arrays = {n: d for n, d in members.items() if _ARRAY.fullmatch(n)}
-    reader = _Reader(arrays, tensors)
+    net_device = None
+    if device is not None:
+        from .training import check_device
+
+        net_device = check_device(device)  # a ValueError naming the fix, before any work
+    reader = _Reader(arrays, tensors, net_device)
     params = reader.decode(state["params"])
     attributes = reader.decode(state["attributes"])
     _check_fitted(key, attributes)
@@ -1253,6 +1277,8 @@ def load(path: str | os.PathLike | IO[bytes]) -> Any:
         unexpected = sorted(set(tensors) - reader.used_tensors)
         raise _refuse(f"{_WEIGHTS} holds unexpected tensors {unexpected[:5]}.")
     try:
+        if device is not None:
+            params["device"] = device
         estimator = cls(**params)
     except (TypeError, ValueError) as err:
         raise _refuse(f"the hyperparameters are not valid for {key} ({err}).") from err

@@ -288,6 +288,33 @@ def regressor_outputs_no_conformal(reg, X):
     return {"mean": mean, "std": std, "interval": reg.predict_interval(X, coverage=COVERAGES)}
 
 
+def _on_device(state, device):
+    """Set the estimator's and every net's device in a decoded state.json."""
+    state["params"]["device"] = device
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "$net" in node:
+                node["$net"]["params"]["device"] = device
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(state["attributes"])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_a_gpu_model_loads_on_the_cpu(regressor_file):
+    on_gpu = _edit_state(regressor_file, lambda state: _on_device(state, "cuda"))
+    with pytest.raises(ValueError, match="device='cpu'"):
+        load(io.BytesIO(on_gpu))
+    reg = load(io.BytesIO(on_gpu), device="cpu")
+    assert reg.device == "cpu" and reg.net_.device == "cpu"
+    assert_same(regressor_outputs(reg), regressor_outputs(load(io.BytesIO(regressor_file))))
+
+
 def test_unfitted_and_random_state_round_trip(tmp_path):
     reg = LevyAttentionRegressor(d_model=8, random_state=np.random.RandomState(3))
     save(reg, tmp_path / "u.levy.zip")
