@@ -48,6 +48,7 @@ benchmarks-full: benchmarks
 	OMP_NUM_THREADS=1 $(PY) benchmarks/regressor_defaults.py
 	OMP_NUM_THREADS=1 $(PY) benchmarks/forecaster_airline.py
 	OMP_NUM_THREADS=1 $(PY) benchmarks/memory.py
+	OMP_NUM_THREADS=1 $(PY) benchmarks/serialization.py
 	$(PY) benchmarks/scaleout.py
 	OMP_NUM_THREADS=1 $(PY) benchmarks/sigma_missing.py
 	OMP_NUM_THREADS=1 $(PY) benchmarks/ablation_sigma.py --workers 2
