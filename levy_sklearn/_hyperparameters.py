@@ -91,7 +91,15 @@ accumulate in a varying order, so repeated fits can differ in the last bits unle
 int or a ``RandomState`` gives reproducible fits; ``None`` draws a fresh seed from NumPy's
 global generator at every fit (the scikit-learn convention).""",
     ),
-    "verbose": ("int", "``> 0`` prints skorch's per-epoch progress table."),
+    "verbose": (
+        "int",
+        """``0``: silent. ``> 0``: every training run (``fit``, a warm-start fit,
+``pretrain``, an ``update`` that retrains) shows a progress bar over all its epochs on
+``stderr``, with the elapsed time, the time left, the epochs done and their losses (tqdm,
+through skorch's ``ProgressBar``: see :class:`~levy_sklearn.training.FitProgressBar`), and
+prints skorch's per-epoch table on ``stdout``. The bar draws no random numbers: a fit is
+the same at every ``verbose``.""",
+    ),
 }
 # Where a front-end's docstring takes the shared entries.
 _SHARED_MARKER = "    <shared hyperparameters>\n"

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 import torch
+import tqdm
 from skorch import NeuralNet
-from skorch.callbacks import EarlyStopping, LRScheduler
+from skorch.callbacks import EarlyStopping, LRScheduler, PrintLog, ProgressBar
 from skorch.dataset import Dataset, ValidSplit
 from torch import Tensor, nn
 from torch.utils.data import default_convert
@@ -27,6 +28,7 @@ from .tokens import take_tokens
 
 __all__ = [
     "BaseLRScheduler",
+    "FitProgressBar",
     "GaussianScore",
     "LevyNeuralNet",
     "LOSSES",
@@ -199,6 +201,100 @@ class BaseLRScheduler(LRScheduler):
             net.history.record_batch(self.event_name, lr)
 
 
+def _write_above_bars(text: str) -> None:
+    """``print`` that keeps a running tqdm bar intact."""
+    tqdm.tqdm.write(text)
+
+
+class _EpochTable(PrintLog):
+    """skorch's per-epoch table (``PrintLog``), printed above the progress bar, and only
+    with ``verbose > 0`` (skorch's ``PrintLog`` ignores ``verbose`` for any sink but
+    ``print``)."""
+
+    def __init__(self, *args: Any, sink: Any = _write_above_bars, **kwargs: Any) -> None:
+        super().__init__(*args, sink=sink, **kwargs)
+
+    def on_epoch_end(self, net, **kwargs):
+        if net.verbose > 0:
+            super().on_epoch_end(net, **kwargs)
+
+
+class FitProgressBar(ProgressBar):
+    """skorch's ``ProgressBar`` spanning a whole fit, with the time left, when ``verbose > 0``.
+
+    skorch's bar counts the batches of one epoch and is erased when the epoch ends, so on
+    the small epochs of a table or a pretraining panel it only flickers, and its time left
+    is the epoch's. This one counts every batch the fit will run (epochs planned × batches
+    per epoch, validation batches included) on one tqdm bar, written to ``stderr``, with
+    the elapsed time, the time left, the epochs done and their last losses; it stays on
+    screen when the fit ends (short of 100 % when early stopping ended it). It reads
+    ``net.verbose`` when each fit starts: with ``verbose=0`` it does nothing. It draws no
+    random numbers, so a fit is the same with and without it.
+
+    Parameters
+    ----------
+    batches_per_epoch : int or "auto", default="auto"
+        Batches in one epoch; ``"auto"`` counts them from the data and the batch sizes.
+    detect_notebook : bool, default=True
+        In a Jupyter notebook, draw tqdm's notebook widget.
+    postfix_keys : list of str, optional
+        Epoch-level history keys shown after the bar when they are recorded (default:
+        ``train_loss``, ``valid_loss``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.regressor import LevyAttentionRegressor
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0])
+    >>> dict(reg.net_.callbacks_)["progress"].total_  # verbose=0: no bar was drawn
+    0
+    """
+
+    def __init__(
+        self,
+        batches_per_epoch: int | str = "auto",
+        detect_notebook: bool = True,
+        postfix_keys: list[str] | None = None,
+    ) -> None:
+        super().__init__(batches_per_epoch, detect_notebook, postfix_keys)
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self.pbar_ = None
+        self.total_ = 0
+        self.first_epoch_ = len(net.history)
+
+    def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        if getattr(self, "pbar_", None) is not None or net.verbose <= 0:
+            return
+        # skorch notifies on_train_begin before fit_loop knows a partial_fit's epochs.
+        self.epochs_ = int(getattr(net, "_planned_epochs", net.max_epochs))
+        per_epoch = self.batches_per_epoch
+        if per_epoch == "auto":
+            per_epoch = self._get_batches_per_epoch(net, dataset_train, dataset_valid)
+        self.total_ = int(per_epoch) * self.epochs_
+        bar = tqdm.tqdm_notebook if self._use_notebook() else tqdm.tqdm
+        self.pbar_ = bar(total=self.total_, unit="batch", desc="fit", dynamic_ncols=True)
+
+    def on_batch_end(self, net, **kwargs):
+        if getattr(self, "pbar_", None) is not None:
+            self.pbar_.update()
+
+    def on_epoch_end(self, net, **kwargs):
+        # One bar for the whole fit (closed when training ends); the epoch's losses after it.
+        if getattr(self, "pbar_", None) is None:
+            return
+        epoch = len(net.history) - self.first_epoch_
+        postfix = {"epoch": f"{epoch}/{self.epochs_}"}
+        postfix.update((k, net.history[-1][k]) for k in self.postfix_keys if k in net.history[-1])
+        self.pbar_.set_postfix(postfix)
+
+    def on_train_end(self, net, X=None, y=None, **kwargs):
+        if getattr(self, "pbar_", None) is not None:
+            self.pbar_.close()
+        self.pbar_ = None
+
+
 class LevyNeuralNet(NeuralNet):
     """skorch ``NeuralNet`` around :class:`~levy_sklearn.network.LevyNet`.
 
@@ -236,6 +332,8 @@ class LevyNeuralNet(NeuralNet):
 
     def fit_loop(self, X, y=None, epochs=None, **fit_params):
         self._interrupted = False
+        # The epochs this call will run, for the progress bar's total (FitProgressBar).
+        self._planned_epochs = self.max_epochs if epochs is None else epochs
         try:
             return super().fit_loop(X, y, epochs=epochs, **fit_params)
         except KeyboardInterrupt:
@@ -603,7 +701,8 @@ def make_levy_net(
     random_state : int or None
         Seeds the validation split (the rest is seeded by :func:`fit_levy_net`).
     verbose : int
-        skorch's verbosity.
+        ``0``: silent. ``> 0``: a progress bar over the whole fit with the time left on
+        ``stderr`` (see :class:`FitProgressBar`) and skorch's per-epoch table on ``stdout``.
     max_steps : int, optional
         With ``n_rows``, train for fewer than ``max_epochs`` epochs where they would take
         more than this many optimizer steps (see :func:`epoch_budget`).
@@ -662,7 +761,8 @@ def make_levy_net(
     if n_lags > 0 and lags_lr != 1:
         param_groups.append(("lags.*", {"lr": lags_lr * lr}))
     callbacks: list[tuple[str, Any]] = [
-        ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
+        ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1))),
+        ("progress", FitProgressBar()),
     ]
     split = None
     if validation_fraction > 0:
@@ -707,6 +807,8 @@ def make_levy_net(
         iterator_train__shuffle=True,
         device=check_device(device),
         verbose=verbose,
+        # With verbose > 0 skorch's epoch table is printed above the progress bar.
+        callbacks__print_log=_EpochTable,
     )
 
 
