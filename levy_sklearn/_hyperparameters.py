@@ -63,7 +63,11 @@ more, training stops after the last whole epoch within ``max_steps`` (at least o
 so a fit's cost stops growing with the size of the data; ``None``: always ``max_epochs``
 (see :func:`~levy_sklearn.training.epoch_budget`).""",
     ),
-    "batch_size": ("int", "Rows (windows) per gradient step and per inference batch."),
+    "batch_size": (
+        "int",
+        """Rows (windows) per gradient step. Prediction feeds the network larger batches,
+sized by memory (:data:`~levy_sklearn.training.PREDICT_BATCH_BYTES`), never smaller.""",
+    ),
     "validation_fraction": (
         "float",
         """Share of the training data held out (seeded) for early stopping and, with

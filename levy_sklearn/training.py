@@ -33,6 +33,7 @@ __all__ = [
     "LevyNeuralNet",
     "LOSSES",
     "NET_PARAMS",
+    "PREDICT_BATCH_BYTES",
     "SAMPLE_WEIGHT",
     "RECIPES",
     "TokenDataset",
@@ -82,6 +83,15 @@ NET_PARAMS = (
 RECIPES = ("rows", "windows")
 # Learning-rate multiplier of the log-scale scalars in the "rows" recipe (see make_levy_net).
 _LOG_PARAM_LR = 10.0
+#: Memory budget of one inference batch, in bytes: :meth:`LevyNeuralNet.predict_moments`
+#: feeds the network as many rows at a time as keep its activations (width ``d_model`` per
+#: token and query, one attention row per head) within it, and never fewer than
+#: ``batch_size``. 8 MiB (530 rows of 18 tokens at the regressor's default width, 221
+#: forecast windows of 24 tokens and 13 queries) lies where a sweep of batch sizes on one
+#: CPU thread was fastest for both (256–2,048 rows of the clinical benchmark's patients,
+#: 64–256 windows): smaller batches pay a network call each, larger ones fall out of the
+#: processor's caches (``benchmarks/speed.py --predict`` times it against ``batch_size``).
+PREDICT_BATCH_BYTES = 8 * 2**20
 #: Key of the optional per-row weights in a token dict (see :class:`LevyNeuralNet`).
 SAMPLE_WEIGHT = "sample_weight"
 _SQRT_PI = math.sqrt(math.pi)
@@ -390,18 +400,72 @@ class LevyNeuralNet(NeuralNet):
         >>> out.mean.shape, out.evidence.shape, out.mean.dtype
         ((4, 1), (4, 1, 4), dtype('float64'))
         """
-        # DataLoader iteration draws a seed from torch's global RNG; isolate it so that
+        n_rows = len(X["times"])
+        rows = self.predict_batch_rows(X)
+        # Whole slices of rows (views, no per-row work), each through skorch's evaluation
+        # step (eval mode, no autograd, ``infer``). Isolated from torch's global RNG so that
         # predicting never changes the caller's random stream.
         with seeded(None):
             parts = [
-                [t.detach().cpu().to(torch.float64).numpy() for t in out]
-                for out in self.forward_iter(X, training=False)
+                [
+                    t.detach().cpu().to(torch.float64).numpy()
+                    for t in self.evaluation_step(
+                        ({k: v[start : start + rows] for k, v in X.items()}, None)
+                    )
+                ]
+                for start in range(0, n_rows, rows)
             ]
+        if not parts:  # no rows: let skorch's iterator say what it says about empty data
+            with seeded(None):
+                parts = [
+                    [t.detach().cpu().to(torch.float64).numpy() for t in out]
+                    for out in self.forward_iter(X, training=False)
+                ]
         mean, var, evidence, disagreement, noise = (
             np.concatenate(p) for p in zip(*parts, strict=True)
         )
         scale = self.variance_scale_
         return LevyNetOutput(mean, var * scale, evidence, disagreement * scale, noise * scale)
+
+    def predict_batch_rows(self, X: Mapping[str, np.ndarray]) -> int:
+        """Rows per inference batch of :meth:`predict_moments` for the token arrays ``X``.
+
+        As many rows as keep one batch's activations within :data:`PREDICT_BATCH_BYTES`
+        (``(tokens + queries) × (d_model + n_heads × tokens)`` values per row, in the
+        module's float type), never fewer than the training ``batch_size`` and never more
+        than the rows of ``X``. Independent of the training batch size otherwise.
+
+        Parameters
+        ----------
+        X : dict of array
+            Token arrays (see the class docstring).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.tokens import tokens_from_rows
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(50, 3))
+        >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
+        >>> net.predict_batch_rows(tokens_from_rows(np.zeros((100_000, 18))))
+        530
+        >>> net.predict_batch_rows(tokens_from_rows(X))  # all 50 rows in one batch
+        50
+        """
+        n_rows, n_tokens = np.shape(X["times"])[:2]
+        n_queries = np.shape(X["query_times"])[1]
+        module = getattr(self, "module_", None)
+        itemsize = 8
+        if isinstance(module, nn.Module):
+            itemsize = next(module.parameters()).element_size()
+        width = self.module__d_model + self.module__n_heads * n_tokens
+        per_row = itemsize * (n_tokens + n_queries) * width
+        rows = max(PREDICT_BATCH_BYTES // max(per_row, 1), self.batch_size)
+        return int(max(1, min(rows, n_rows)))
 
     def predict_samples(
         self,

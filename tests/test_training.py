@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
+from levy_sklearn import training
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.tokens import take_tokens, tokens_from_events, tokens_from_rows
@@ -266,3 +267,32 @@ def test_both_front_ends_show_progress_only_when_verbose(capsys):
             assert "epoch=2/2" in fit_err and "epoch=2/2" in pretrain_err
         else:
             assert fit_err == pretrain_err == ""
+
+
+# ---------------------------------------------------------------- prediction batches
+
+
+def test_prediction_batches_follow_the_memory_budget_not_the_training_batch(monkeypatch):
+    X, y = data(n=300)
+    net = fit_levy_net(build(validation_fraction=0.0), X, y, 0)
+    calls = []
+    net.module_.register_forward_hook(lambda module, args, out: calls.append(len(out[0])))
+    # 300 rows of 3 tokens fit the default budget whole: one network call, not 10 of 32.
+    assert net.predict_batch_rows(X) == 300
+    big = net.predict_moments(X)
+    assert calls == [300]
+    # A budget of one byte falls back to the training batch size (32 rows a call).
+    monkeypatch.setattr(training, "PREDICT_BATCH_BYTES", 1)
+    calls.clear()
+    small = net.predict_moments(X)
+    assert calls == [32] * 9 + [12]
+    for a, b in zip(big, small, strict=True):
+        # float64 inference: batching changes the last bit at most (1.9e-16 measured on
+        # benchmarks/speed.py --predict's 3,383 patients).
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300)
+    # Long contexts get fewer rows per batch: the budget counts the attention rows.
+    monkeypatch.undo()
+    many = 100_000
+    assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 30)))) == 497  # 8 MiB //
+    assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 60)))) == 134  # (L + 1)
+    assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 600)))) == 32  # × (8 + 2L)
