@@ -97,12 +97,12 @@ global generator at every fit (the scikit-learn convention).""",
     ),
     "verbose": (
         "int",
-        """``0``: silent. ``> 0``: every training run (``fit``, a warm-start fit,
-``pretrain``, an ``update`` that retrains) shows a progress bar over all its epochs on
-``stderr``, with the elapsed time, the time left, the epochs done and their losses (tqdm,
-through skorch's ``ProgressBar``: see :class:`~levy_sklearn.training.FitProgressBar`), and
-prints skorch's per-epoch table on ``stdout``. The bar draws no random numbers: a fit is
-the same at every ``verbose``.""",
+        """``0``: silent. ``> 0``: every training run (``fit``, ``pretrain``, an ``update``
+that retrains) shows a progress bar over all its epochs on ``stderr``, with the elapsed time,
+the time left, the epochs done and their losses (tqdm, through skorch's ``ProgressBar``: see
+:class:`~levy_sklearn.training.FitProgressBar`), and prints skorch's per-epoch table on
+``stdout``. A warm-start fit and a further ``pretrain`` keep the ``verbose`` of the fit they
+continue. The bar draws no random numbers: a fit is the same at every ``verbose``.""",
     ),
 }
 # Where a front-end's docstring takes the shared entries.

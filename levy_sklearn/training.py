@@ -246,7 +246,8 @@ class FitProgressBar(ProgressBar):
     batches_per_epoch : int or "auto", default="auto"
         Batches in one epoch; ``"auto"`` counts them from the data and the batch sizes.
     detect_notebook : bool, default=True
-        In a Jupyter notebook, draw tqdm's notebook widget.
+        In a Jupyter notebook, draw tqdm's notebook widget (``tqdm.auto``; the text bar
+        where ipywidgets is missing).
     postfix_keys : list of str, optional
         Epoch-level history keys shown after the bar when they are recorded (default:
         ``train_loss``, ``valid_loss``).
@@ -283,7 +284,11 @@ class FitProgressBar(ProgressBar):
         if per_epoch == "auto":
             per_epoch = self._get_batches_per_epoch(net, dataset_train, dataset_valid)
         self.total_ = int(per_epoch) * self.epochs_
-        bar = tqdm.tqdm_notebook if self._use_notebook() else tqdm.tqdm
+        bar = tqdm.tqdm
+        if self.detect_notebook:
+            # tqdm's own choice: the notebook widget in Jupyter when ipywidgets is there
+            # (skorch's tqdm_notebook is deprecated and fails without ipywidgets).
+            from tqdm.auto import tqdm as bar
         self.pbar_ = bar(total=self.total_, unit="batch", desc="fit", dynamic_ncols=True)
 
     def on_batch_end(self, net, **kwargs):
@@ -941,6 +946,7 @@ def continue_levy_net(
     y: np.ndarray,
     random_state: int | None,
     epochs: int,
+    verbose: int | None = None,
 ) -> LevyNeuralNet:
     """Train a copy of a fitted net ``epochs`` more epochs (warm start, pretraining updates).
 
@@ -961,6 +967,8 @@ def continue_levy_net(
         Seed of every random choice of the further training.
     epochs : int
         Passes over ``X``.
+    verbose : int, optional
+        The copy's verbosity (see :func:`make_levy_net`); ``None`` keeps ``net``'s.
 
     Returns
     -------
@@ -984,6 +992,8 @@ def continue_levy_net(
     (2, 5, torch.float64)
     """
     net = copy.deepcopy(net)
+    if verbose is not None:
+        net.verbose = verbose
     net.module_.float()
     with seeded(random_state):
         net.partial_fit(X, y, epochs=epochs)

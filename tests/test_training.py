@@ -224,9 +224,13 @@ def test_verbose_shows_one_bar_with_epochs_and_time_left(capsys):
     assert "20/20" in out.err and "epoch=5/5" in out.err and "train_loss=" in out.err
     assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", out.err)  # [elapsed<time left
     assert "train_loss" in out.out and "valid_loss" in out.out  # skorch's table on stdout
-    # Continued training counts the epochs of that call.
+    # Continued training counts the epochs of that call, at the net's verbose or a new one.
     continue_levy_net(net, X, y, 0, epochs=2)
     assert "epoch=2/2" in capsys.readouterr().err
+    continue_levy_net(net, X, y, 0, epochs=2, verbose=0)
+    assert capsys.readouterr() == ("", "")
+    continue_levy_net(fit_levy_net(build(), X, y, 0), X, y, 0, epochs=3, verbose=1)
+    assert "epoch=3/3" in capsys.readouterr().err
 
 
 def test_progress_bar_does_not_change_the_fit(capsys):
