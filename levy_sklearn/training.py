@@ -91,6 +91,9 @@ _LOG_PARAM_LR = 10.0
 #: CPU thread was fastest for both (256–2,048 rows of the clinical benchmark's patients,
 #: 64–256 windows): smaller batches pay a network call each, larger ones fall out of the
 #: processor's caches (``benchmarks/speed.py --predict`` times it against ``batch_size``).
+#: The network holds a dozen or so such tensors at once: predicting 10⁶ rows × 10 features
+#: (``benchmarks/memory.py``) peaked 0.12 GiB higher than with ``batch_size`` rows a batch
+#: (0.30 GiB added against 0.19).
 PREDICT_BATCH_BYTES = 8 * 2**20
 #: Key of the optional per-row weights in a token dict (see :class:`LevyNeuralNet`).
 SAMPLE_WEIGHT = "sample_weight"
