@@ -63,7 +63,11 @@ more, training stops after the last whole epoch within ``max_steps`` (at least o
 so a fit's cost stops growing with the size of the data; ``None``: always ``max_epochs``
 (see :func:`~levy_sklearn.training.epoch_budget`).""",
     ),
-    "batch_size": ("int", "Rows (windows) per gradient step and per inference batch."),
+    "batch_size": (
+        "int",
+        """Rows (windows) per gradient step. Prediction feeds the network larger batches,
+sized by memory (:data:`~levy_sklearn.training.PREDICT_BATCH_BYTES`), never smaller.""",
+    ),
     "validation_fraction": (
         "float",
         """Share of the training data held out (seeded) for early stopping and, with
@@ -91,7 +95,15 @@ accumulate in a varying order, so repeated fits can differ in the last bits unle
 int or a ``RandomState`` gives reproducible fits; ``None`` draws a fresh seed from NumPy's
 global generator at every fit (the scikit-learn convention).""",
     ),
-    "verbose": ("int", "``> 0`` prints skorch's per-epoch progress table."),
+    "verbose": (
+        "int",
+        """``0``: silent. ``> 0``: every training run (``fit``, ``pretrain``, an ``update``
+that retrains) shows a progress bar over all its epochs on ``stderr``, with the elapsed time,
+the time left, the epochs done and their losses (tqdm, through skorch's ``ProgressBar``: see
+:class:`~levy_sklearn.training.FitProgressBar`), and prints skorch's per-epoch table on
+``stdout``. A warm-start fit and a further ``pretrain`` keep the ``verbose`` of the fit they
+continue. The bar draws no random numbers: a fit is the same at every ``verbose``.""",
+    ),
 }
 # Where a front-end's docstring takes the shared entries.
 _SHARED_MARKER = "    <shared hyperparameters>\n"

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 import torch
+import tqdm
 from skorch import NeuralNet
-from skorch.callbacks import EarlyStopping, LRScheduler
+from skorch.callbacks import EarlyStopping, LRScheduler, PrintLog, ProgressBar
 from skorch.dataset import Dataset, ValidSplit
 from torch import Tensor, nn
 from torch.utils.data import default_convert
@@ -27,10 +28,12 @@ from .tokens import take_tokens
 
 __all__ = [
     "BaseLRScheduler",
+    "FitProgressBar",
     "GaussianScore",
     "LevyNeuralNet",
     "LOSSES",
     "NET_PARAMS",
+    "PREDICT_BATCH_BYTES",
     "SAMPLE_WEIGHT",
     "RECIPES",
     "TokenDataset",
@@ -80,6 +83,18 @@ NET_PARAMS = (
 RECIPES = ("rows", "windows")
 # Learning-rate multiplier of the log-scale scalars in the "rows" recipe (see make_levy_net).
 _LOG_PARAM_LR = 10.0
+#: Memory budget of one inference batch, in bytes: :meth:`LevyNeuralNet.predict_moments`
+#: feeds the network as many rows at a time as keep its activations (width ``d_model`` per
+#: token and query, one attention row per head) within it, and never fewer than
+#: ``batch_size``. 8 MiB (530 rows of 18 tokens at the regressor's default width, 221
+#: forecast windows of 24 tokens and 13 queries) lies where a sweep of batch sizes on one
+#: CPU thread was fastest for both (256–2,048 rows of the clinical benchmark's patients,
+#: 64–256 windows): smaller batches pay a network call each, larger ones fall out of the
+#: processor's caches (``benchmarks/speed.py --predict`` times it against ``batch_size``).
+#: The network holds a dozen or so such tensors at once: predicting 10⁶ rows × 10 features
+#: (``benchmarks/memory.py``) peaked 0.12 GiB higher than with ``batch_size`` rows a batch
+#: (0.30 GiB added against 0.19).
+PREDICT_BATCH_BYTES = 8 * 2**20
 #: Key of the optional per-row weights in a token dict (see :class:`LevyNeuralNet`).
 SAMPLE_WEIGHT = "sample_weight"
 _SQRT_PI = math.sqrt(math.pi)
@@ -199,6 +214,105 @@ class BaseLRScheduler(LRScheduler):
             net.history.record_batch(self.event_name, lr)
 
 
+def _write_above_bars(text: str) -> None:
+    """``print`` that keeps a running tqdm bar intact."""
+    tqdm.tqdm.write(text)
+
+
+class _EpochTable(PrintLog):
+    """skorch's per-epoch table (``PrintLog``), printed above the progress bar, and only
+    with ``verbose > 0`` (skorch's ``PrintLog`` ignores ``verbose`` for any sink but
+    ``print``)."""
+
+    def __init__(self, *args: Any, sink: Any = _write_above_bars, **kwargs: Any) -> None:
+        super().__init__(*args, sink=sink, **kwargs)
+
+    def on_epoch_end(self, net, **kwargs):
+        if net.verbose > 0:
+            super().on_epoch_end(net, **kwargs)
+
+
+class FitProgressBar(ProgressBar):
+    """skorch's ``ProgressBar`` spanning a whole fit, with the time left, when ``verbose > 0``.
+
+    skorch's bar counts the batches of one epoch and is erased when the epoch ends, so on
+    the small epochs of a table or a pretraining panel it only flickers, and its time left
+    is the epoch's. This one counts every batch the fit will run (epochs planned × batches
+    per epoch, validation batches included) on one tqdm bar, written to ``stderr``, with
+    the elapsed time, the time left, the epochs done and their last losses; it stays on
+    screen when the fit ends (short of 100 % when early stopping ended it). It reads
+    ``net.verbose`` when each fit starts: with ``verbose=0`` it does nothing. It draws no
+    random numbers, so a fit is the same with and without it.
+
+    Parameters
+    ----------
+    batches_per_epoch : int or "auto", default="auto"
+        Batches in one epoch; ``"auto"`` counts them from the data and the batch sizes.
+    detect_notebook : bool, default=True
+        In a Jupyter notebook, draw tqdm's notebook widget (``tqdm.auto``; the text bar
+        where ipywidgets is missing).
+    postfix_keys : list of str, optional
+        Epoch-level history keys shown after the bar when they are recorded (default:
+        ``train_loss``, ``valid_loss``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.regressor import LevyAttentionRegressor
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0])
+    >>> dict(reg.net_.callbacks_)["progress"].total_  # verbose=0: no bar was drawn
+    0
+    """
+
+    def __init__(
+        self,
+        batches_per_epoch: int | str = "auto",
+        detect_notebook: bool = True,
+        postfix_keys: list[str] | None = None,
+    ) -> None:
+        super().__init__(batches_per_epoch, detect_notebook, postfix_keys)
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self.pbar_ = None
+        self.total_ = 0
+        self.first_epoch_ = len(net.history)
+
+    def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        if getattr(self, "pbar_", None) is not None or net.verbose <= 0:
+            return
+        # skorch notifies on_train_begin before fit_loop knows a partial_fit's epochs.
+        self.epochs_ = int(getattr(net, "_planned_epochs", net.max_epochs))
+        per_epoch = self.batches_per_epoch
+        if per_epoch == "auto":
+            per_epoch = self._get_batches_per_epoch(net, dataset_train, dataset_valid)
+        self.total_ = int(per_epoch) * self.epochs_
+        bar = tqdm.tqdm
+        if self.detect_notebook:
+            # tqdm's own choice: the notebook widget in Jupyter when ipywidgets is there
+            # (skorch's tqdm_notebook is deprecated and fails without ipywidgets).
+            from tqdm.auto import tqdm as bar
+        self.pbar_ = bar(total=self.total_, unit="batch", desc="fit", dynamic_ncols=True)
+
+    def on_batch_end(self, net, **kwargs):
+        if getattr(self, "pbar_", None) is not None:
+            self.pbar_.update()
+
+    def on_epoch_end(self, net, **kwargs):
+        # One bar for the whole fit (closed when training ends); the epoch's losses after it.
+        if getattr(self, "pbar_", None) is None:
+            return
+        epoch = len(net.history) - self.first_epoch_
+        postfix = {"epoch": f"{epoch}/{self.epochs_}"}
+        postfix.update((k, net.history[-1][k]) for k in self.postfix_keys if k in net.history[-1])
+        self.pbar_.set_postfix(postfix)
+
+    def on_train_end(self, net, X=None, y=None, **kwargs):
+        if getattr(self, "pbar_", None) is not None:
+            self.pbar_.close()
+        self.pbar_ = None
+
+
 class LevyNeuralNet(NeuralNet):
     """skorch ``NeuralNet`` around :class:`~levy_sklearn.network.LevyNet`.
 
@@ -236,6 +350,8 @@ class LevyNeuralNet(NeuralNet):
 
     def fit_loop(self, X, y=None, epochs=None, **fit_params):
         self._interrupted = False
+        # The epochs this call will run, for the progress bar's total (FitProgressBar).
+        self._planned_epochs = self.max_epochs if epochs is None else epochs
         try:
             return super().fit_loop(X, y, epochs=epochs, **fit_params)
         except KeyboardInterrupt:
@@ -292,18 +408,72 @@ class LevyNeuralNet(NeuralNet):
         >>> out.mean.shape, out.evidence.shape, out.mean.dtype
         ((4, 1), (4, 1, 4), dtype('float64'))
         """
-        # DataLoader iteration draws a seed from torch's global RNG; isolate it so that
+        n_rows = len(X["times"])
+        rows = self.predict_batch_rows(X)
+        # Whole slices of rows (views, no per-row work), each through skorch's evaluation
+        # step (eval mode, no autograd, ``infer``). Isolated from torch's global RNG so that
         # predicting never changes the caller's random stream.
         with seeded(None):
             parts = [
-                [t.detach().cpu().to(torch.float64).numpy() for t in out]
-                for out in self.forward_iter(X, training=False)
+                [
+                    t.detach().cpu().to(torch.float64).numpy()
+                    for t in self.evaluation_step(
+                        ({k: v[start : start + rows] for k, v in X.items()}, None)
+                    )
+                ]
+                for start in range(0, n_rows, rows)
             ]
+        if not parts:  # no rows: let skorch's iterator say what it says about empty data
+            with seeded(None):
+                parts = [
+                    [t.detach().cpu().to(torch.float64).numpy() for t in out]
+                    for out in self.forward_iter(X, training=False)
+                ]
         mean, var, evidence, disagreement, noise = (
             np.concatenate(p) for p in zip(*parts, strict=True)
         )
         scale = self.variance_scale_
         return LevyNetOutput(mean, var * scale, evidence, disagreement * scale, noise * scale)
+
+    def predict_batch_rows(self, X: Mapping[str, np.ndarray]) -> int:
+        """Rows per inference batch of :meth:`predict_moments` for the token arrays ``X``.
+
+        As many rows as keep one batch's activations within :data:`PREDICT_BATCH_BYTES`
+        (``(tokens + queries) × (d_model + n_heads × tokens)`` values per row, in the
+        module's float type), never fewer than the training ``batch_size`` and never more
+        than the rows of ``X``. Independent of the training batch size otherwise.
+
+        Parameters
+        ----------
+        X : dict of array
+            Token arrays (see the class docstring).
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.tokens import tokens_from_rows
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(50, 3))
+        >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
+        >>> net.predict_batch_rows(tokens_from_rows(np.zeros((100_000, 18))))
+        530
+        >>> net.predict_batch_rows(tokens_from_rows(X))  # all 50 rows in one batch
+        50
+        """
+        n_rows, n_tokens = np.shape(X["times"])[:2]
+        n_queries = np.shape(X["query_times"])[1]
+        module = getattr(self, "module_", None)
+        itemsize = 8
+        if isinstance(module, nn.Module):
+            itemsize = next(module.parameters()).element_size()
+        width = self.module__d_model + self.module__n_heads * n_tokens
+        per_row = itemsize * (n_tokens + n_queries) * width
+        rows = max(PREDICT_BATCH_BYTES // max(per_row, 1), self.batch_size)
+        return int(max(1, min(rows, n_rows)))
 
     def predict_samples(
         self,
@@ -603,7 +773,8 @@ def make_levy_net(
     random_state : int or None
         Seeds the validation split (the rest is seeded by :func:`fit_levy_net`).
     verbose : int
-        skorch's verbosity.
+        ``0``: silent. ``> 0``: a progress bar over the whole fit with the time left on
+        ``stderr`` (see :class:`FitProgressBar`) and skorch's per-epoch table on ``stdout``.
     max_steps : int, optional
         With ``n_rows``, train for fewer than ``max_epochs`` epochs where they would take
         more than this many optimizer steps (see :func:`epoch_budget`).
@@ -662,7 +833,8 @@ def make_levy_net(
     if n_lags > 0 and lags_lr != 1:
         param_groups.append(("lags.*", {"lr": lags_lr * lr}))
     callbacks: list[tuple[str, Any]] = [
-        ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1)))
+        ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1))),
+        ("progress", FitProgressBar()),
     ]
     split = None
     if validation_fraction > 0:
@@ -707,6 +879,8 @@ def make_levy_net(
         iterator_train__shuffle=True,
         device=check_device(device),
         verbose=verbose,
+        # With verbose > 0 skorch's epoch table is printed above the progress bar.
+        callbacks__print_log=_EpochTable,
     )
 
 
@@ -775,6 +949,7 @@ def continue_levy_net(
     y: np.ndarray,
     random_state: int | None,
     epochs: int,
+    verbose: int | None = None,
 ) -> LevyNeuralNet:
     """Train a copy of a fitted net ``epochs`` more epochs (warm start, pretraining updates).
 
@@ -795,6 +970,8 @@ def continue_levy_net(
         Seed of every random choice of the further training.
     epochs : int
         Passes over ``X``.
+    verbose : int, optional
+        The copy's verbosity (see :func:`make_levy_net`); ``None`` keeps ``net``'s.
 
     Returns
     -------
@@ -818,6 +995,8 @@ def continue_levy_net(
     (2, 5, torch.float64)
     """
     net = copy.deepcopy(net)
+    if verbose is not None:
+        net.verbose = verbose
     net.module_.float()
     with seeded(random_state):
         net.partial_fit(X, y, epochs=epochs)

@@ -1,13 +1,21 @@
 """The skorch layer: seeding, NaN targets, σ calibration, float64 inference."""
 
+import pickle
+import re
+
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
+from levy_sklearn import training
+from levy_sklearn.forecaster import LevyForecaster
+from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.tokens import take_tokens, tokens_from_events, tokens_from_rows
 from levy_sklearn.training import (
     GaussianScore,
     TokenDataset,
+    continue_levy_net,
     fit_levy_net,
     make_levy_net,
     seeded,
@@ -188,3 +196,107 @@ def test_mc_dropout_samples_need_dropout():
     assert draws.shape == (5, 120, 1)
     assert (draws.std(0) > 0).all()
     assert not twin.module_.training
+
+
+# ---------------------------------------------------------------- progress (verbose)
+
+
+def test_verbose_zero_prints_nothing(capsys):
+    X, y = data()
+    fit_levy_net(build(), X, y, 0)
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""
+
+
+def test_verbose_shows_one_bar_with_epochs_and_time_left(capsys):
+    X, y = data()
+    net = make_levy_net(
+        n_channels=3,
+        n_targets=1,
+        loss="crps",
+        validation_fraction=0.2,
+        random_state=0,
+        **{**FAST, "verbose": 1},
+    )
+    fit_levy_net(net, X, y, 0)
+    out = capsys.readouterr()
+    # 96 training rows (3 batches of 32) + 24 validation rows (1 batch), 5 epochs.
+    assert "20/20" in out.err and "epoch=5/5" in out.err and "train_loss=" in out.err
+    assert re.search(r"\[\d\d:\d\d<\d\d:\d\d", out.err)  # [elapsed<time left
+    assert "train_loss" in out.out and "valid_loss" in out.out  # skorch's table on stdout
+    # Continued training counts the epochs of that call, at the net's verbose or a new one.
+    continue_levy_net(net, X, y, 0, epochs=2)
+    assert "epoch=2/2" in capsys.readouterr().err
+    continue_levy_net(net, X, y, 0, epochs=2, verbose=0)
+    assert capsys.readouterr() == ("", "")
+    continue_levy_net(fit_levy_net(build(), X, y, 0), X, y, 0, epochs=3, verbose=1)
+    assert "epoch=3/3" in capsys.readouterr().err
+
+
+def test_progress_bar_does_not_change_the_fit(capsys):
+    X, y = data()
+    quiet = fit_levy_net(build(), X, y, 0)
+    loud = make_levy_net(
+        n_channels=3,
+        n_targets=1,
+        loss="crps",
+        validation_fraction=0.2,
+        random_state=0,
+        **{**FAST, "verbose": 1},
+    )
+    loud = fit_levy_net(loud, X, y, 0)
+    a, b = quiet.predict_moments(X), loud.predict_moments(X)
+    np.testing.assert_array_equal(a.mean, b.mean)
+    np.testing.assert_array_equal(a.variance, b.variance)
+    assert pickle.loads(pickle.dumps(loud)).predict_moments(X).mean.shape == a.mean.shape
+
+
+def test_both_front_ends_show_progress_only_when_verbose(capsys):
+    rng = np.random.default_rng(0)
+    Xt = rng.normal(size=(80, 3))
+    LevyAttentionRegressor(d_model=8, max_epochs=2, random_state=0).fit(Xt, Xt[:, 0])
+    assert capsys.readouterr().err == ""
+    LevyAttentionRegressor(d_model=8, max_epochs=2, random_state=0, verbose=1).fit(Xt, Xt[:, 0])
+    assert "epoch=2/2" in capsys.readouterr().err
+    series = pd.Series(np.sin(np.arange(60) / 3), index=pd.RangeIndex(60))
+    panel = pd.concat({f"s{i}": series + i for i in range(5)}).to_frame("y")
+    tiny = {"d_model": 8, "n_heads": 2, "max_epochs": 2, "context_length": 8, "max_horizon": 4}
+    for verbose in (0, 1):
+        forecaster = LevyForecaster(**tiny, random_state=0, verbose=verbose)
+        forecaster.fit(series)
+        fit_err = capsys.readouterr().err
+        forecaster.pretrain(panel)
+        pretrain_err = capsys.readouterr().err
+        if verbose:
+            assert "epoch=2/2" in fit_err and "epoch=2/2" in pretrain_err
+        else:
+            assert fit_err == pretrain_err == ""
+
+
+# ---------------------------------------------------------------- prediction batches
+
+
+def test_prediction_batches_follow_the_memory_budget_not_the_training_batch(monkeypatch):
+    X, y = data(n=300)
+    net = fit_levy_net(build(validation_fraction=0.0), X, y, 0)
+    calls = []
+    net.module_.register_forward_hook(lambda module, args, out: calls.append(len(out[0])))
+    # 300 rows of 3 tokens fit the default budget whole: one network call, not 10 of 32.
+    assert net.predict_batch_rows(X) == 300
+    big = net.predict_moments(X)
+    assert calls == [300]
+    # A budget of one byte falls back to the training batch size (32 rows a call).
+    monkeypatch.setattr(training, "PREDICT_BATCH_BYTES", 1)
+    calls.clear()
+    small = net.predict_moments(X)
+    assert calls == [32] * 9 + [12]
+    for a, b in zip(big, small, strict=True):
+        # float64 inference: batching changes the last bit at most (1.9e-16 measured on
+        # benchmarks/speed.py --predict's 3,383 patients).
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300)
+    # Long contexts get fewer rows per batch: the budget counts the attention rows.
+    monkeypatch.undo()
+    many = 100_000
+    assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 30)))) == 497  # 8 MiB //
+    assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 60)))) == 134  # (L + 1)
+    assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 600)))) == 32  # × (8 + 2L)
