@@ -101,8 +101,8 @@ global generator at every fit (the scikit-learn convention).""",
 that retrains) shows a progress bar over all its epochs on ``stderr``, with the elapsed time,
 the time left, the epochs done and their losses (tqdm, through skorch's ``ProgressBar``: see
 :class:`~levy_sklearn.training.FitProgressBar`), and prints skorch's per-epoch table on
-``stdout``. A warm-start fit and a further ``pretrain`` keep the ``verbose`` of the fit they
-continue. The bar draws no random numbers: a fit is the same at every ``verbose``.""",
+``stdout``. A warm-start fit and a further ``pretrain`` use the current ``verbose``. The
+bar draws no random numbers: a fit is the same at every ``verbose``.""",
     ),
 }
 # Where a front-end's docstring takes the shared entries.

@@ -1002,6 +1002,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             windows.targets.astype(np.float32),
             seed,
             self._epochs_for(len(windows.targets)),
+            verbose=self.verbose,
         )
         self.pretrained_calibration_ = axis._calibration_from(calibration_windows())
         self.pretrained_net_ = axis.net_

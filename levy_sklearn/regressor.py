@@ -401,7 +401,9 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         if warm:
             # A trained copy: an interrupted or failed fit leaves the fitted model as it was.
             epochs = self._epochs_for(len(X))
-            self.net_ = continue_levy_net(self.net_, tokens, target, seed, epochs)
+            self.net_ = continue_levy_net(
+                self.net_, tokens, target, seed, epochs, verbose=self.verbose
+            )
             self.__dict__.pop("conformal_", None)
             return self
         params = {name: getattr(self, name) for name in NET_PARAMS}
