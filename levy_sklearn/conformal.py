@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_array
 
-from .metrics import _normal_bounds, check_coverage
+from .metrics import check_coverage, normal_bounds
 
 __all__ = [
     "ConformalIntervals",
@@ -479,7 +479,7 @@ class GaussianIntervals(Intervals):
     def _bounds(
         self, mean: ArrayLike, std: ArrayLike, levels: list[float]
     ) -> tuple[NDArray, NDArray]:
-        return _normal_bounds(mean, std, levels)
+        return normal_bounds(mean, std, levels)
 
 
 def _channel_columns(

@@ -50,7 +50,7 @@ _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 # ---------------------------------------------------------------------------
 # validation helpers
 # ---------------------------------------------------------------------------
-def _as_finite(x: ArrayLike, name: str) -> np.ndarray:
+def as_finite(x: ArrayLike, name: str) -> np.ndarray:
     """Convert to a float array; reject empty, non-numeric, NaN and infinite input."""
     try:
         arr = np.asarray(x, dtype=float)
@@ -79,7 +79,7 @@ def _check_positive_std(std: np.ndarray) -> None:
         raise ValueError("std must be strictly positive everywhere.")
 
 
-def _check_same_shape(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
+def check_same_shape(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
     if a.shape != b.shape:
         raise ValueError(
             f"{name_a} and {name_b} must have the same shape; got {a.shape} and {b.shape}."
@@ -136,9 +136,9 @@ def gaussian_crps(
     >>> gaussian_crps([0.0, 1.0], [0.0, 0.0], 1.0, reduce=False).round(4)
     array([0.2337, 0.6024])
     """
-    y = _as_finite(y_true, "y_true")
-    mu = _broadcast_like(_as_finite(mean, "mean"), y.shape, "mean", "y_true")
-    sigma = _broadcast_like(_as_finite(std, "std"), y.shape, "std", "y_true")
+    y = as_finite(y_true, "y_true")
+    mu = _broadcast_like(as_finite(mean, "mean"), y.shape, "mean", "y_true")
+    sigma = _broadcast_like(as_finite(std, "std"), y.shape, "std", "y_true")
     _check_positive_std(sigma)
     z = (y - mu) / sigma
     crps = sigma * (z * (2.0 * stats.norm.cdf(z) - 1.0) + 2.0 * stats.norm.pdf(z) - _INV_SQRT_PI)
@@ -194,8 +194,8 @@ def sample_crps(
     >>> sample_crps([0.0, 2.0], [[0.0, 0.0], [0.0, 0.0]], reduce=False)  # a point mass: |y − x|
     array([0., 2.])
     """
-    y = _as_finite(y_true, "y_true")
-    x = _as_finite(samples, "samples")
+    y = as_finite(y_true, "y_true")
+    x = as_finite(samples, "samples")
     if x.ndim != y.ndim + 1 or x.shape[1:] != y.shape:
         raise ValueError(
             f"samples must have shape (n_samples,) + y_true.shape = (n_samples,) + {y.shape}, "
@@ -260,7 +260,7 @@ def check_coverage(coverage: float | Sequence[float]) -> tuple[list[float], bool
     return levels.ravel().tolist(), levels.ndim == 0
 
 
-def _normal_bounds(
+def normal_bounds(
     mean: ArrayLike, std: ArrayLike, levels: list[float]
 ) -> tuple[np.ndarray, np.ndarray]:
     """``mean ∓ z σ`` for each checked coverage level, ``z`` its central normal quantile.
@@ -314,7 +314,7 @@ def gaussian_interval(
     levels, scalar = check_coverage(coverage)
     mu, sigma = _finite_pair(mean, std, "mean", "std")
     _check_positive_std(sigma)
-    lower, upper = _normal_bounds(mu, sigma, levels)
+    lower, upper = normal_bounds(mu, sigma, levels)
     return (lower[..., 0], upper[..., 0]) if scalar else (lower, upper)
 
 
@@ -322,7 +322,7 @@ def _finite_pair(
     a: ArrayLike, b: ArrayLike, name_a: str, name_b: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two finite arrays broadcast together, or a ValueError naming both shapes."""
-    a, b = _as_finite(a, name_a), _as_finite(b, name_b)
+    a, b = as_finite(a, name_a), as_finite(b, name_b)
     try:
         return np.broadcast_arrays(a, b)
     except ValueError:
@@ -365,7 +365,7 @@ def interval_coverage(y_true: ArrayLike, lower: ArrayLike, upper: ArrayLike) -> 
     >>> interval_coverage([0.0, 1.0, 5.0, -3.0], lower=-1.0, upper=[1.0, 2.0, 3.0, 4.0])
     0.5
     """
-    y = _as_finite(y_true, "y_true")
+    y = as_finite(y_true, "y_true")
     lo, hi = _check_bounds(lower, upper)
     lo = _broadcast_like(lo, y.shape, "lower", "y_true")
     hi = _broadcast_like(hi, y.shape, "upper", "y_true")
@@ -404,9 +404,9 @@ def interval_width(lower: ArrayLike, upper: ArrayLike) -> float:
 # ranking errors by uncertainty
 # ---------------------------------------------------------------------------
 def _check_ranking_inputs(errors: ArrayLike, uncertainty: ArrayLike) -> tuple[np.ndarray, ...]:
-    e = _as_finite(errors, "errors")
-    u = _as_finite(uncertainty, "uncertainty")
-    _check_same_shape(e, u, "errors", "uncertainty")
+    e = as_finite(errors, "errors")
+    u = as_finite(uncertainty, "uncertainty")
+    check_same_shape(e, u, "errors", "uncertainty")
     return e.ravel(), u.ravel()
 
 

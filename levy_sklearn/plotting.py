@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .metrics import _as_finite, _check_same_shape, aurc, risk_coverage_curve
+from .metrics import as_finite, aurc, check_same_shape, risk_coverage_curve
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -333,15 +333,15 @@ def plot_uncertainty_breakdown(
     'log'
     """
     plt = _pyplot()
-    lam = _as_finite(evidence, "evidence")
-    spread = _as_finite(disagreement, "disagreement")
-    _check_same_shape(lam, spread, "evidence", "disagreement")
+    lam = as_finite(evidence, "evidence")
+    spread = as_finite(disagreement, "disagreement")
+    check_same_shape(lam, spread, "evidence", "disagreement")
     if np.any(lam < 0):
         raise ValueError("evidence must be non-negative (it is an expected count of points).")
     colour = None
     if errors is not None:
-        err = _as_finite(errors, "errors")
-        _check_same_shape(lam, err, "evidence", "errors")
+        err = as_finite(errors, "errors")
+        check_same_shape(lam, err, "evidence", "errors")
         colour = np.abs(err).ravel()
     lam, spread = lam.ravel(), spread.ravel()
     if ax is None:

@@ -261,7 +261,7 @@ default="predict"
         )
     if y.empty:
         raise ValueError("y is empty: pass the histories of the series to forecast.")
-    fitted_levels = len(forecaster._index_names)
+    fitted_levels = len(forecaster.index_names_)
     if fitted_levels != y.index.nlevels:
         raise ValueError(
             f"y has {y.index.nlevels} index levels but the forecaster was fitted on "

@@ -93,13 +93,21 @@ def _symbols() -> dict[str, Any]:
     from torch.utils.data._utils.collate import default_convert
 
     from .network import LevyNet
-    from .training import BaseLRScheduler, GaussianScore, TokenDataset
+    from .training import (
+        BaseLRScheduler,
+        EpochTable,
+        FitProgressBar,
+        GaussianScore,
+        TokenDataset,
+    )
 
     return {
         "levy_sklearn.LevyNet": LevyNet,
         "levy_sklearn.GaussianScore": GaussianScore,
         "levy_sklearn.TokenDataset": TokenDataset,
         "levy_sklearn.BaseLRScheduler": BaseLRScheduler,
+        "levy_sklearn.FitProgressBar": FitProgressBar,
+        "levy_sklearn.EpochTable": EpochTable,
         "torch.optim.AdamW": torch.optim.AdamW,
         "torch.utils.data.DataLoader": DataLoader,
         "torch.default_convert": default_convert,
@@ -110,7 +118,12 @@ def _symbols() -> dict[str, Any]:
 
 
 # Symbols above that are objects rebuilt from their ``get_params`` (callbacks, splits).
-_PARAMETRISED = ("levy_sklearn.BaseLRScheduler", "skorch.EarlyStopping", "skorch.ValidSplit")
+_PARAMETRISED = (
+    "levy_sklearn.BaseLRScheduler",
+    "levy_sklearn.FitProgressBar",
+    "skorch.EarlyStopping",
+    "skorch.ValidSplit",
+)
 
 
 def _enums() -> dict[str, type[enum.Enum]]:

@@ -219,7 +219,7 @@ def _write_above_bars(text: str) -> None:
     tqdm.tqdm.write(text)
 
 
-class _EpochTable(PrintLog):
+class EpochTable(PrintLog):
     """skorch's per-epoch table (``PrintLog``), printed above the progress bar, and only
     with ``verbose > 0`` (skorch's ``PrintLog`` ignores ``verbose`` for any sink but
     ``print``)."""
@@ -880,7 +880,7 @@ def make_levy_net(
         device=check_device(device),
         verbose=verbose,
         # With verbose > 0 skorch's epoch table is printed above the progress bar.
-        callbacks__print_log=_EpochTable,
+        callbacks__print_log=EpochTable,
     )
 
 

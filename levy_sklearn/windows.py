@@ -39,7 +39,7 @@ NORMALIZATIONS = ("last", "trend", "mean", "none")
 _MIN_TOKENS_TREND = 3
 # A seasonal pattern is fitted only to a context that spans at least this many periods (one
 # period cannot tell a season from a trend), with at least this many tokens per coefficient.
-_MIN_SEASONS = 2
+MIN_SEASONS = 2
 _TOKENS_PER_COEFFICIENT = 2
 # A spread from fewer terms than this (residual degrees of freedom of a window, steps of a
 # history) is noise: it does not count towards a scale.
@@ -324,7 +324,7 @@ def _seasonal_coefficients(
         sel = c == ch
         tc, vc = t[sel], v[sel]
         k = min(n_harmonics, (tc.size // _TOKENS_PER_COEFFICIENT - 2) // 2)
-        if k < 1 or np.ptp(tc) < _MIN_SEASONS * period:
+        if k < 1 or np.ptp(tc) < MIN_SEASONS * period:
             continue
         angle = 2 * np.pi * np.outer(tc, np.arange(1, k + 1)) / period
         design = np.column_stack([np.ones_like(tc), tc, np.cos(angle), np.sin(angle)])

@@ -670,3 +670,34 @@ def test_a_silent_channel_never_gets_a_smaller_sigma(pair_pretrained, silence):
         for name, ys in {"full": full, "silent": silent}.items()
     }
     assert (sd["silent"] >= sd["full"]).all(), sd
+
+
+@pytest.mark.parametrize("tz", [None, "Europe/Paris"])
+def test_panel_forecast_times_are_sktimes_from_each_series_end(tz):
+    """Relative fh on a panel counts from each series' own end: the forecast rows equal
+    sktime's ``to_absolute_index`` from that end (the fast paths skip it per series)."""
+    frames = {f"s{i}": irregular_frame(n=30 + 7 * i, seed=i) for i in range(3)}
+    if tz is not None:
+        frames = {k: f.tz_localize(tz) for k, f in frames.items()}
+    panel = pd.concat(frames, names=["patient", "time"])
+    f = LevyForecaster(**{**FAST, "max_epochs": 1}).fit(panel)
+    fh = ForecastingHorizon(pd.to_timedelta([30, 90, 600], unit="min"), is_relative=True)
+    rows = f.predict(fh).index
+    for key, frame in frames.items():
+        end = pd.DatetimeIndex([frame.index[-1]])
+        expected = fh.to_absolute_index(end)
+        got = rows[rows.get_level_values(0) == key].get_level_values(-1)
+        np.testing.assert_array_equal(got.asi8, expected.asi8)
+        assert str(got.tz) == str(expected.tz)
+    # Regular series ending together: integer steps from the common end.
+    quarterly = pd.concat(
+        {
+            k: pd.Series(
+                np.arange(20.0) + i, index=pd.period_range("2000Q1", periods=20, freq="Q")
+            )
+            for i, k in enumerate("ab")
+        }  # fmt: skip
+    ).to_frame("y")
+    g = LevyForecaster(**{**FAST, "max_epochs": 1}).fit(quarterly)
+    times = g.predict(fh=[1, 2]).index.get_level_values(-1)
+    assert list(times.astype(str)) == ["2005Q1", "2005Q2"] * 2

@@ -271,6 +271,16 @@ def test_both_front_ends_show_progress_only_when_verbose(capsys):
             assert "epoch=2/2" in fit_err and "epoch=2/2" in pretrain_err
         else:
             assert fit_err == pretrain_err == ""
+    # A warm-start fit and a further pretrain use the current verbose, not the first fit's.
+    reg = LevyAttentionRegressor(d_model=8, max_epochs=2, random_state=0, warm_start=True)
+    reg.fit(Xt, Xt[:, 0])
+    capsys.readouterr()
+    reg.set_params(verbose=1).fit(Xt, Xt[:, 0])
+    assert "epoch=" in capsys.readouterr().err
+    quiet_then_loud = LevyForecaster(**tiny, random_state=0).pretrain(panel)
+    capsys.readouterr()
+    quiet_then_loud.set_params(verbose=1).pretrain(panel)
+    assert "epoch=" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- prediction batches
@@ -300,13 +310,3 @@ def test_prediction_batches_follow_the_memory_budget_not_the_training_batch(monk
     assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 30)))) == 497  # 8 MiB //
     assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 60)))) == 134  # (L + 1)
     assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 600)))) == 32  # × (8 + 2L)
-    # A warm-start fit and a further pretrain use the current verbose, not the first fit's.
-    reg = LevyAttentionRegressor(d_model=8, max_epochs=2, random_state=0, warm_start=True)
-    reg.fit(Xt, Xt[:, 0])
-    capsys.readouterr()
-    reg.set_params(verbose=1).fit(Xt, Xt[:, 0])
-    assert "epoch=" in capsys.readouterr().err
-    quiet_then_loud = LevyForecaster(**tiny, random_state=0).pretrain(panel)
-    capsys.readouterr()
-    quiet_then_loud.set_params(verbose=1).pretrain(panel)
-    assert "epoch=" in capsys.readouterr().err
