@@ -42,7 +42,8 @@ benchmarks: install
 	OMP_NUM_THREADS=1 $(PY) benchmarks/claims.py --fast
 	OMP_NUM_THREADS=1 $(PY) benchmarks/clinical.py
 
-# Everything behind benchmarks/results/ (about an hour on 2 cores).
+# The longer scripts (about an hour on 2 cores). The others, run by hand or in the peers
+# environment, are listed in benchmarks/README.md.
 benchmarks-full: benchmarks
 	OMP_NUM_THREADS=1 $(PY) benchmarks/claims.py --full --workers 2
 	OMP_NUM_THREADS=1 $(PY) benchmarks/regressor_defaults.py
