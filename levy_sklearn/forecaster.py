@@ -136,18 +136,25 @@ def _instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
     return series
 
 
-def _warn_unobserved(y: pd.DataFrame, what: str) -> None:
+def _warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> None:
     """Warn, naming them, about columns with no observed value: the network answers them
     from its prior alone, which is a number, not a forecast from data."""
     empty = [c for c in y.columns if not np.isfinite(y[c].to_numpy(dtype=np.float64)).any()]
-    if empty:
-        warnings.warn(
-            f"Column(s) {empty} of {what} have no observed value (all NaN): they are forecast "
-            "from the network's prior alone, not from data. Drop them, e.g. "
-            f"y.drop(columns={empty!r}), unless they are observed later (update).",
-            UserWarning,
-            stacklevel=4,
+    if not empty:
+        return
+    if pretrained:  # the pretrained channels must all be there: dropping is no option
+        advice = "with the prior's σ, until they are observed (update)."
+    else:
+        advice = (
+            f"not from data. Drop them, e.g. y.drop(columns={empty!r}), unless they are "
+            "observed later (update)."
         )
+    warnings.warn(
+        f"Column(s) {empty} of {what} have no observed value (all NaN): they are forecast "
+        f"from the network's prior alone, {advice}",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _sktime_ready(y: object) -> object:
@@ -1030,7 +1037,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 y, self.pretrained_columns_, "y (after pretrain)", by_position_if_renamed=True
             )
         series = _instances(y)
-        _warn_unobserved(y, "y")
+        _warn_unobserved(y, "y", pretrained=getattr(self, "pretrained_net_", None) is not None)
         self.n_channels_ = y.shape[1]
         self._set_time_axis([frame.index for _, frame in series])
         self._index_names = list(y.index.names)

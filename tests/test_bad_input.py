@@ -518,3 +518,13 @@ def test_forecaster_warns_when_fh_is_before_the_first_observation():
     f = LevyForecaster(**TINY_FC).fit(y)
     with pytest.warns(UserWarning, match="before the first observation of y"):
         f.predict(fh=pd.DatetimeIndex([y.index[0] - pd.Timedelta(1, "D")]))
+
+
+def test_forecaster_unobserved_channel_after_pretrain_is_not_told_to_drop_it():
+    # After pretrain every pretrained channel must be given, so the warning cannot say "drop".
+    y = pd.DataFrame({"hr": hourly(), "temp": hourly(seed=1)})
+    panel = pd.concat({k: y for k in "abcde"}, names=["patient", "time"])
+    f = LevyForecaster(**TINY_FC).pretrain(panel)
+    with pytest.warns(UserWarning, match=r"\['temp'\] of y have no .*prior's σ") as record:
+        f.fit(y.assign(temp=np.nan))
+    assert not any("Drop them" in str(w.message) for w in record)
