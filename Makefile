@@ -46,6 +46,7 @@ benchmarks: install
 # environment, are listed in benchmarks/README.md.
 benchmarks-full: benchmarks
 	OMP_NUM_THREADS=1 $(PY) benchmarks/claims.py --full --workers 2
+	OMP_NUM_THREADS=1 $(PY) benchmarks/claims_resolution.py
 	OMP_NUM_THREADS=1 $(PY) benchmarks/regressor_defaults.py
 	OMP_NUM_THREADS=1 $(PY) benchmarks/forecaster_airline.py
 	OMP_NUM_THREADS=1 $(PY) benchmarks/memory.py
