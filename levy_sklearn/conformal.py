@@ -13,9 +13,8 @@ Contract
   for one target or ``(n, Q)`` for ``Q`` targets; bounds of shape ``mean.shape`` for a
   scalar coverage and ``mean.shape + (n_coverages,)`` for a list. The coverage is checked
   there, once (:func:`~levy_sklearn.metrics.check_coverage`).
-  :meth:`ConformalIntervals.from_channels` calibrates the forecaster's per-channel queries
-  (one MAPIE conformalizer per channel) and :meth:`ConformalIntervals.sigma_scale` gives the
-  factor of σ that makes the Gaussian interval the conformal one.
+  :meth:`ConformalIntervals.sigma_scale` gives the factor of σ that makes the Gaussian
+  interval the conformal one.
 * **Moments as features.** :class:`MomentsRegressor` is a trivial sklearn regressor whose
   ``X`` is the two-column array ``[mean, std]`` of predictions that were already computed;
   ``predict(X)`` returns column 0 and ``predict(X, return_std=True)`` returns
@@ -482,35 +481,6 @@ class GaussianIntervals(Intervals):
         return normal_bounds(mean, std, levels)
 
 
-def _channel_columns(
-    mean: ArrayLike,
-    std: ArrayLike,
-    y: ArrayLike,
-    channels: ArrayLike,
-    n_channels: int,
-    valid: ArrayLike | None,
-) -> tuple[NDArray, NDArray, NDArray]:
-    """Entries of many channels as one column per channel (see
-    :meth:`ConformalIntervals.from_channels`): other channels' cells get dummy moments
-    (mean 0, σ 1) and a ``NaN`` target, which calibration leaves out."""
-    channels = np.asarray(channels).ravel()
-    keep = slice(None) if valid is None else np.asarray(valid, dtype=bool).ravel()
-    mean_c, std_c, y_c = (
-        np.column_stack(
-            [
-                np.where(channels == c, np.asarray(x, dtype=np.float64).ravel(), np.nan)
-                for c in range(n_channels)
-            ]
-        )[keep]
-        for x in (mean, std, y)
-    )
-    return (
-        np.where(np.isfinite(mean_c), mean_c, 0.0),
-        np.where(np.isfinite(std_c), std_c, 1.0),
-        y_c,
-    )
-
-
 class ConformalIntervals(Intervals):
     """Split-conformal intervals around the model's σ, calibrated on held-out moments.
 
@@ -550,54 +520,6 @@ class ConformalIntervals(Intervals):
         self._mean, self._std, self._y = _calibration_columns(mean, std, y)
         self.n_samples, self.n_targets = self._mean.shape
         self._fitted: dict[float, list[SplitConformalRegressor]] = {}
-
-    @classmethod
-    def from_channels(
-        cls,
-        mean: ArrayLike,
-        std: ArrayLike,
-        y: ArrayLike,
-        channels: ArrayLike,
-        n_channels: int,
-        valid: ArrayLike | None = None,
-    ) -> ConformalIntervals:
-        """Calibrate per channel from entries of many channels, each of one channel.
-
-        MAPIE calibrates one output at a time, while each of a forecaster's queries asks for
-        one channel: every entry becomes a calibration row whose own channel's column holds
-        its values, so each channel (target) is calibrated on its own entries.
-
-        Parameters
-        ----------
-        mean, std, y : array-like
-            Moments and observed values (``NaN`` = unobserved) of every entry, one shape.
-        channels : array-like of int
-            The channel of every entry, same shape.
-        n_channels : int
-            Number of channels (targets).
-        valid : array-like of bool, optional
-            Entries to keep (e.g. not padding); all by default.
-
-        Returns
-        -------
-        ConformalIntervals
-            With ``n_targets == n_channels``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from levy_sklearn.conformal import ConformalIntervals
-        >>> rng = np.random.default_rng(0)
-        >>> channels = np.tile([0, 1], 200)
-        >>> y = rng.normal(size=400) * np.where(channels == 0, 1.0, 3.0)
-        >>> cal = ConformalIntervals.from_channels(np.zeros(400), np.ones(400), y, channels, 2)
-        >>> cal.n_samples, cal.n_targets  # 200 rows per channel
-        (400, 2)
-        >>> _, upper = cal.interval(np.zeros((1, 2)), np.ones((1, 2)), 0.9)
-        >>> bool(upper[0, 1] > 2 * upper[0, 0])  # channel 1 is three times as noisy
-        True
-        """
-        return cls(*_channel_columns(mean, std, y, channels, n_channels, valid))
 
     def conformalizers(self, coverage: float) -> list[SplitConformalRegressor]:
         """The MAPIE conformalizers (one per target) at one coverage, built on first use.

@@ -172,24 +172,6 @@ def test_both_intervals_share_one_interface():
             assert (lower < upper).all()
 
 
-def test_from_channels_calibrates_each_channel_on_its_own_entries():
-    rng = np.random.default_rng(10)
-    n = 400
-    channels = rng.integers(0, 3, n)
-    mean, std = rng.normal(size=n), rng.uniform(0.5, 2.0, size=n)
-    y = mean + std * rng.normal(size=n) * (1.0 + channels)  # channel c is (1 + c) times off
-    valid = rng.random(n) > 0.1
-    y[rng.random(n) < 0.1] = np.nan  # unobserved entries calibrate nothing
-    cal = ConformalIntervals.from_channels(mean, std, y, channels, 3, valid)
-    assert cal.n_targets == 3 and cal.n_samples == valid.sum()
-    new_mean, new_std = np.zeros((2, 3)), np.ones((2, 3))
-    _, upper = cal.interval(new_mean, new_std, 0.8)
-    for c in range(3):
-        own = valid & (channels == c) & np.isfinite(y)
-        q = textbook_quantile(np.abs(y[own] - mean[own]) / std[own], 0.8)
-        np.testing.assert_allclose(upper[:, c], q, rtol=1e-12)
-
-
 def test_sigma_scale_makes_the_gaussian_interval_the_conformal_one():
     rng = np.random.default_rng(11)
     mean, std, y = heteroscedastic(300, rng)
