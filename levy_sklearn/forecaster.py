@@ -1037,7 +1037,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 y, self.pretrained_columns_, "y (after pretrain)", by_position_if_renamed=True
             )
         series = _instances(y)
-        _warn_unobserved(y, "y", pretrained=getattr(self, "pretrained_net_", None) is not None)
+        _warn_unobserved(y, "y", pretrained=pretrained is not None)
         self.n_channels_ = y.shape[1]
         self._set_time_axis([frame.index for _, frame in series])
         self._index_names = list(y.index.names)
@@ -1425,27 +1425,29 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         """Central intervals ``mean ± q(coverage)·σ`` with ``q`` the calibrated quantile of
         the σ-normalised error for the forecast's channel and lead (the Normal's without
         calibration)."""
-        rows, mean, _, sd, lead, channels = self._moments(fh)
-        bounds = []
-        for c in coverage:
-            half = sd * self.calibration_.quantile(c, channels, lead)
-            bounds.append(np.stack([mean - half, mean + half], axis=-1))
-        values = np.stack(bounds, axis=2).reshape(len(rows), -1)  # (variable, coverage, side)
+        levels = [(c, side) for c in coverage for side in (-1, 1)]  # (variable, coverage, side)
+        rows, values = self._calibrated_quantiles(fh, levels)
         columns = self._get_columns("predict_interval", coverage=coverage)
         return pd.DataFrame(values, index=rows, columns=columns)
 
     def _predict_quantiles(self, fh, X, alpha):
         """Quantiles ``mean ± q(|2α − 1|)·σ`` of the calibrated distribution (symmetric about
         the mean; see :meth:`_predict_interval`)."""
-        rows, mean, _, sd, lead, channels = self._moments(fh)
-        columns = []
-        for a in alpha:
-            q = self.calibration_.quantile(abs(2 * a - 1), channels, lead)
-            columns.append(mean + np.sign(a - 0.5) * sd * q)
-        values = np.stack(columns, axis=2).reshape(len(rows), -1)  # (variable, alpha)
-        return pd.DataFrame(
-            values, index=rows, columns=self._get_columns("predict_quantiles", alpha=alpha)
+        rows, values = self._calibrated_quantiles(
+            fh, [(abs(2 * a - 1), np.sign(a - 0.5)) for a in alpha]
         )
+        columns = self._get_columns("predict_quantiles", alpha=alpha)
+        return pd.DataFrame(values, index=rows, columns=columns)
+
+    def _calibrated_quantiles(self, fh, levels: list[tuple[float, float]]):
+        """Rows and ``mean + side·q(coverage)·σ`` for every ``(coverage, side)`` of
+        ``levels``, as ``(n_rows, n_channels · len(levels))`` (channel-major, like sktime's
+        interval and quantile columns)."""
+        rows, mean, _, sd, lead, channels = self._moments(fh)
+        values = [
+            mean + side * sd * self.calibration_.quantile(c, channels, lead) for c, side in levels
+        ]
+        return rows, np.stack(values, axis=2).reshape(len(rows), -1)
 
     def predict_interval(self, fh=None, X=None, coverage=0.90):
         """Central prediction intervals, calibrated at each coverage level.

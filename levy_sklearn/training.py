@@ -410,25 +410,24 @@ class LevyNeuralNet(NeuralNet):
         """
         n_rows = len(X["times"])
         rows = self.predict_batch_rows(X)
+
         # Whole slices of rows (views, no per-row work), each through skorch's evaluation
         # step (eval mode, no autograd, ``infer``). Isolated from torch's global RNG so that
         # predicting never changes the caller's random stream.
+        def as_numpy(outputs):
+            return [t.detach().cpu().to(torch.float64).numpy() for t in outputs]
+
         with seeded(None):
             parts = [
-                [
-                    t.detach().cpu().to(torch.float64).numpy()
-                    for t in self.evaluation_step(
+                as_numpy(
+                    self.evaluation_step(
                         ({k: v[start : start + rows] for k, v in X.items()}, None)
                     )
-                ]
+                )
                 for start in range(0, n_rows, rows)
             ]
-        if not parts:  # no rows: let skorch's iterator say what it says about empty data
-            with seeded(None):
-                parts = [
-                    [t.detach().cpu().to(torch.float64).numpy() for t in out]
-                    for out in self.forward_iter(X, training=False)
-                ]
+            if not parts:  # no rows: let skorch's iterator say what it says about empty data
+                parts = [as_numpy(out) for out in self.forward_iter(X, training=False)]
         mean, var, evidence, disagreement, noise = (
             np.concatenate(p) for p in zip(*parts, strict=True)
         )
