@@ -53,10 +53,14 @@ __all__ = ["LevyForecaster"]
 
 _INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
 _TIMEDELTA_KINDS = ("datetime", "timedelta")
-# pretrain holds out this share of the panel's series (at least one) to calibrate σ on
-# subjects the network never saw, when the panel has at least _MIN_PANEL_TO_HOLD_OUT series.
-_HELD_OUT_SHARE = 0.2
+# pretrain splits a panel of at least _MIN_PANEL_TO_HOLD_OUT series into _N_FOLDS folds of
+# whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
+# never saw. calibration_folds="auto" scores every fold (cross-fitting) on panels of fewer
+# series than _AUTO_CROSS_FIT_BELOW, where one fold holds too few subjects and scores to
+# calibrate by lead, and where the extra trainings are cheap; one fold on larger panels.
+_N_FOLDS = 5
 _MIN_PANEL_TO_HOLD_OUT = 5
+_AUTO_CROSS_FIT_BELOW = 100
 # Share of the gap windows of observation_dropout that are holes before a last observation
 # (chosen on held-out series: benchmarks/results/forecaster_ablation.md, run 9).
 _HOLE_SHARE = 0.5
@@ -408,12 +412,24 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         and the Gaussian's interval of heavy-tailed errors is otherwise too narrow at longer
         horizons; on a series of a few hundred points the tenth is worth more as training
         data. ``calibration_fraction_`` says what a fit used. ``pretrain`` calibrates
-        across subjects instead: it holds out a fifth of the panel's series (seeded by
-        ``random_state``; a panel of fewer than five series gets a warning and the time
-        split of each series), and every later ``fit`` uses that calibration. There
-        ``"auto"`` adds nothing, and a positive ``calibration_fraction`` calibrates on every
-        window of the new series as well and keeps the wider of the two at each level, so
-        a new series never narrows the pretrained intervals.
+        across subjects instead (see ``calibration_folds``), and every later ``fit`` uses
+        that calibration. There ``"auto"`` adds nothing, and a positive
+        ``calibration_fraction`` calibrates on every window of the new series as well and
+        keeps the wider of the two at each level, so a new series never narrows the
+        pretrained intervals.
+    calibration_folds : int in [1, 5] or "auto", default="auto"
+        How ``pretrain`` (and ``pretrain`` again, an update) calibrates σ across subjects.
+        It splits the panel's series into five folds (seeded by ``random_state``) and
+        calibrates on the forecasts of ``calibration_folds`` of them, each fold's made by a
+        network trained without it. With 1 the network trained on the other four fifths is
+        the pretrained one (one training). With 2–5 (cross-fitting) each scored fold gets a
+        network of its own, used for scoring only, and the pretrained network learns from
+        every series: ``calibration_folds + 1`` trainings, for up to five times the
+        held-out subjects behind the calibration and none withheld from the network.
+        ``"auto"``: 5 on panels of fewer than 100 series, 1 on larger ones (where a fifth
+        already holds 20 subjects or more and a training costs more). A panel of fewer than
+        five series gets a warning and is calibrated on the last tenth of each series' span
+        instead.
     observation_dropout : float, default=0.3
         Teaches the network what missing information costs. In every epoch this share of
         training windows has its context thinned at random (each keeps every observation
@@ -571,6 +587,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         "windows_per_series": int_at_least(1),
         "max_targets": [*int_at_least(1), StrOptions({"auto"})],
         "calibration_fraction": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
+        "calibration_folds": [
+            Interval(Integral, 1, _N_FOLDS, closed="both"),
+            StrOptions({"auto"}),
+        ],
         "refit_on_update": ["boolean"],
         "ar_order": [*int_at_least(0), StrOptions({"auto"})],
     }
@@ -586,6 +606,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         windows_per_series: int = 512,
         max_targets: int | str = "auto",
         calibration_fraction: float | str = "auto",
+        calibration_folds: int | str = "auto",
         observation_dropout: float = 0.3,
         refit_on_update: bool = False,
         ar_order: int | str = "auto",
@@ -615,6 +636,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.windows_per_series = windows_per_series
         self.max_targets = max_targets
         self.calibration_fraction = calibration_fraction
+        self.calibration_folds = calibration_folds
         self.observation_dropout = observation_dropout
         self.refit_on_update = refit_on_update
         self.ar_order = ar_order
@@ -880,23 +902,33 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         calibration, and with a warning when too few windows could be held out."""
         if self.calibration_fraction_ <= 0:
             return LeadCalibration.identity(self.n_channels_)
-        return self._calibration_from(self._windows(times, values, part, seed))
+        return self._calibration_from([self._scores(self._windows(times, values, part, seed))])
 
-    def _calibration_from(self, windows: SeriesWindows) -> LeadCalibration:
-        """σ-normalised split-conformal calibration on held-out windows, by channel and
-        lead (the time from the channel's last context observation to the target)."""
-        n_ch = self.n_channels_
+    def _scores(self, windows: SeriesWindows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The σ-normalised scores ``|y − ŷ| / σ`` of ``net_``'s forecasts of the held-out
+        windows, with their channels and leads (the time from the channel's last context
+        observation to the target)."""
+        if not windows.series.size:
+            return np.empty(0), np.empty(0, int), np.empty(0)
+        out = self.net_.predict_moments(windows.tokens)
+        chans = windows.tokens["query_channels"]
+        ages = np.take_along_axis(_channel_ages(windows.tokens, self.n_channels_), chans, axis=1)
+        held = windows.query_valid & np.isfinite(windows.targets)
+        # The window and series scales cancel: the score is the same in data units.
+        scores = np.abs(windows.targets - out.mean) / np.sqrt(out.variance)
+        lead = windows.tokens["query_times"] + ages
+        return scores[held], chans[held], lead[held]
+
+    def _calibration_from(
+        self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    ) -> LeadCalibration:
+        """σ-normalised split-conformal calibration on held-out scores (pooled over
+        ``parts``, each from :meth:`_scores`), by channel and lead."""
+        scores, chans, leads = (np.concatenate(p) for p in zip(*parts, strict=True))
         reason = "no calibration window could be cut"
-        if windows.series.size:
-            out = self.net_.predict_moments(windows.tokens)
-            chans = windows.tokens["query_channels"]
-            ages = np.take_along_axis(_channel_ages(windows.tokens, n_ch), chans, axis=1)
-            held = windows.query_valid & np.isfinite(windows.targets)
-            # The window and series scales cancel: the score is the same in data units.
-            scores = np.abs(windows.targets - out.mean) / np.sqrt(out.variance)
-            lead = windows.tokens["query_times"] + ages
+        if scores.size:
             try:
-                return LeadCalibration.fit(scores[held], chans[held], lead[held], n_ch)
+                return LeadCalibration.fit(scores, chans, leads, self.n_channels_)
             except ValueError as err:  # too few held-out forecasts for a channel
                 reason = str(err)
         warnings.warn(
@@ -905,7 +937,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             "in the pretraining panel.",
             stacklevel=4,
         )
-        return LeadCalibration.identity(n_ch)
+        return LeadCalibration.identity(self.n_channels_)
 
     def _set_step(self) -> None:
         """The common spacing when every series is regularly spaced (for integer fh)."""
@@ -932,42 +964,57 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         times, values = scratch._arrays(series)
         return scratch, times, values
 
-    def _pretraining_split(
-        self, axis: LevyForecaster, times: list[np.ndarray], values: list[np.ndarray], seed: int
-    ) -> tuple[SeriesWindows, Callable[[], SeriesWindows]]:
-        """Training windows and a maker of calibration windows for a pretraining panel:
-        whole series held out (seeded), or, on a panel with too few series, the last tenth
-        of each series' span (with a warning: time points within a subject are not
-        exchangeable with a new subject, so this calibration is weaker)."""
+    def _pretrain_calibrated(
+        self,
+        axis: LevyForecaster,
+        times: list[np.ndarray],
+        values: list[np.ndarray],
+        seed: int,
+        train: Callable[[SeriesWindows], LevyNeuralNet],
+    ) -> tuple[LevyNeuralNet, LeadCalibration]:
+        """The pretrained network and its calibration across subjects (``calibration_folds``):
+        the panel's series in five seeded folds, scored fold by fold by a network ``train``
+        made without the fold; with one scored fold that network is the pretrained one,
+        with more a last one learns from every series. A panel too small to hold series
+        out is calibrated on the last tenth of each series' span, with a warning (time
+        points within a subject are not exchangeable with a new subject)."""
         n = len(times)
-        if n >= _MIN_PANEL_TO_HOLD_OUT:
-            rng = np.random.default_rng(seed)
-            held = np.zeros(n, bool)
-            held[rng.choice(n, max(1, round(_HELD_OUT_SHARE * n)), replace=False)] = True
+        if n < _MIN_PANEL_TO_HOLD_OUT:
+            warnings.warn(
+                f"pretrain got {n} series, too few to hold any out for calibrating σ (at least "
+                f"{_MIN_PANEL_TO_HOLD_OUT}); σ is calibrated on the last "
+                f"{_AUTO_CALIBRATION_FRACTION:.0%} of each series' span instead, which cannot "
+                "see how a new subject differs. Pretrain on more series for intervals "
+                "calibrated across subjects.",
+                stacklevel=4,
+            )
+            axis.calibration_fraction_ = _AUTO_CALIBRATION_FRACTION
+            axis.net_ = train(axis._windows(times, values, "train", seed))
+            held_out = axis._windows(times, values, "calibrate", seed)
+            return axis.net_, axis._calibration_from([axis._scores(held_out)])
 
-            def pick(mask):
-                return [times[i] for i in np.flatnonzero(mask)], [
-                    values[i] for i in np.flatnonzero(mask)
-                ]
+        def windows(series: np.ndarray) -> SeriesWindows:
+            picked = np.flatnonzero(series)
+            return axis._windows(
+                [times[i] for i in picked], [values[i] for i in picked], "all", seed
+            )
 
-            axis.calibration_fraction_ = 0.0
-            train = axis._windows(*pick(~held), "all", seed)
-            return train, lambda: axis._windows(*pick(held), "all", seed)
-        warnings.warn(
-            f"pretrain got {n} series, too few to hold any out for calibrating σ (at least "
-            f"{_MIN_PANEL_TO_HOLD_OUT}); σ is calibrated on the last "
-            f"{_AUTO_CALIBRATION_FRACTION:.0%} of each series' span instead, which cannot "
-            "see how a new subject differs. Pretrain on more series for intervals calibrated "
-            "across subjects.",
-            stacklevel=4,
-        )
-        axis.calibration_fraction_ = _AUTO_CALIBRATION_FRACTION
-        train = axis._windows(times, values, "train", seed)
-        return train, lambda: axis._windows(times, values, "calibrate", seed)
+        axis.calibration_fraction_ = 0.0
+        folds = np.random.default_rng(seed).permutation(n) % _N_FOLDS
+        n_scored = self.calibration_folds
+        if n_scored == "auto":
+            n_scored = _N_FOLDS if n < _AUTO_CROSS_FIT_BELOW else 1
+        parts = []
+        for fold in range(n_scored):
+            axis.net_ = train(windows(folds != fold))
+            parts.append(axis._scores(windows(folds == fold)))
+        if n_scored > 1:
+            axis.net_ = train(windows(np.ones(n, bool)))
+        return axis.net_, axis._calibration_from(parts)
 
     def _pretrain(self, y, X=None, fh=None):
-        """Train one global network on the series of the panel ``y``, less a held-out share
-        of whole series on which σ is calibrated (see ``calibration_fraction``).
+        """Train one global network on the series of the panel ``y`` and calibrate σ on
+        series held out of training (see ``calibration_folds``).
 
         Writes ``pretrained_net_``, ``pretrained_time_unit_``, ``pretrained_time_kind_``,
         ``pretrained_n_channels_``, ``pretrained_columns_``, ``pretrained_channel_mean_``,
@@ -978,9 +1025,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             self.__dict__.pop(name, None)
         seed = self._seed()
         axis, times, values = self._pretraining_axis(y)
-        windows, calibration_windows = self._pretraining_split(axis, times, values, seed)
-        axis.net_ = self._train_on(windows, y.shape[1], axis, seed)
-        calibration = axis._calibration_from(calibration_windows())
+        net, calibration = self._pretrain_calibrated(
+            axis, times, values, seed, lambda w: self._train_on(w, y.shape[1], axis, seed)
+        )
         # Written together once training succeeded: an interrupted pretrain leaves none.
         self.pretrained_time_unit_ = axis.time_unit_
         self.pretrained_time_kind_ = axis.time_kind_
@@ -989,7 +1036,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.pretrained_channel_mean_ = axis.channel_mean_
         self.pretrained_channel_scale_ = axis.channel_scale_
         self.pretrained_calibration_ = calibration
-        self.pretrained_net_ = axis.net_
+        self.pretrained_net_ = net
         return self
 
     def _pretrain_update(self, y, X=None, fh=None):
@@ -1001,18 +1048,22 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self._check_params()
         seed = self._seed()
         axis, times, values = self._pretraining_axis(y)
-        windows, calibration_windows = self._pretraining_split(axis, times, values, seed)
-        # A trained copy: an interrupted update leaves the pretrained network as it was.
-        axis.net_ = continue_levy_net(
-            self.pretrained_net_,
-            windows.tokens,
-            windows.targets.astype(np.float32),
-            seed,
-            self._epochs_for(len(windows.targets)),
-            verbose=self.verbose,
+
+        def train(windows: SeriesWindows) -> LevyNeuralNet:
+            # A trained copy: an interrupted update leaves the pretrained network as it was.
+            return continue_levy_net(
+                self.pretrained_net_,
+                windows.tokens,
+                windows.targets.astype(np.float32),
+                seed,
+                self._epochs_for(len(windows.targets)),
+                verbose=self.verbose,
+            )
+
+        net, self.pretrained_calibration_ = self._pretrain_calibrated(
+            axis, times, values, seed, train
         )
-        self.pretrained_calibration_ = axis._calibration_from(calibration_windows())
-        self.pretrained_net_ = axis.net_
+        self.pretrained_net_ = net
         return self
 
     def _check_X_y(self, X=None, y=None, **kwargs):
