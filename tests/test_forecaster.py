@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import TINY_FC
 from scipy.stats import norm
 from sktime.benchmarking.forecasting import ForecastingBenchmark
 from sktime.datasets import load_airline
@@ -303,6 +304,39 @@ def test_pretrain_then_fit_forecasts_an_unseen_series():
     assert (pred["y"] - test["y"]).abs().mean() < 0.7 * (naive["y"] - test["y"]).abs().mean()
     with pytest.raises(ValueError, match=r"missing: \[\], unknown: \['z'\]"):
         f.fit(pd.concat([train, train.rename(columns={"y": "z"})], axis=1))
+
+
+@pytest.fixture(scope="module")
+def one_fold_calibration():
+    panel = sine_panel(n_series=10, seed=1)
+    return LevyForecaster(**{**TINY_FC, "calibration_folds": 1}).pretrain(panel)
+
+
+@pytest.mark.parametrize("folds", [1, 3, "auto"])
+def test_pretrain_calibrates_on_held_out_folds_of_series(monkeypatch, one_fold_calibration, folds):
+    """Each scored fold is forecast by a network trained without it; with more than one,
+    the pretrained network learns from every series (cross-fitting); "auto" cross-fits
+    every fold of a small panel."""
+    import levy_sklearn.forecaster as module
+
+    rows = []  # training windows of each network trained
+
+    def spy(net, tokens, targets, seed):
+        rows.append(len(targets))
+        return fit(net, tokens, targets, seed)
+
+    fit = module.fit_levy_net
+    monkeypatch.setattr(module, "fit_levy_net", spy)
+    panel = sine_panel(n_series=10, seed=1)  # two series per fold, all of one length
+    f = LevyForecaster(**{**TINY_FC, "calibration_folds": folds}).pretrain(panel)
+    n_scored = {1: 1, 3: 3, "auto": 5}[folds]
+    assert len(rows) == n_scored + (n_scored > 1)
+    if n_scored > 1:  # fold networks see four fifths of the windows, the last one all
+        assert rows[:-1] == [round(0.8 * rows[-1])] * n_scored
+    # The calibration rests on every scored fold's forecasts.
+    n_scores = f.pretrained_calibration_.n_scores.sum()
+    one_fold = one_fold_calibration.pretrained_calibration_.n_scores.sum()
+    assert n_scores == pytest.approx(n_scored * one_fold, rel=0.2)
 
 
 def test_after_pretrain_channels_are_matched_by_name_not_position():
