@@ -131,6 +131,7 @@ RUNS = RESULTS / "zero_shot_runs"
 ABLATION_RUNS = RESULTS / "zero_shot_ablation"
 REPORTED_SEEDS = {0, 1, 2}
 TERTILES = ["cov90 short", "cov90 mid", "cov90 long"]
+BOOTSTRAP = 2000  # cluster-bootstrap draws behind the done-when intervals
 
 
 @dataclass
@@ -697,6 +698,9 @@ def run(
     import torch
 
     torch.set_num_threads(1)
+    # The code that runs is the code at the start: a later edit must not relabel the run.
+    commit = short_commit()
+    dirty = bool(git("status", "--porcelain", "--", ":(top)levy_sklearn").strip())
     params = {**LEVY_PARAMS, **(ablation or {})}
     peers = PEERS if ablation is None else ["last value"]
     wall = time.time()
@@ -714,9 +718,9 @@ def run(
     record = {
         "label": label,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "commit": short_commit(),
+        "commit": commit,
         # ":(top)": the library path from the repository root (git runs in benchmarks/).
-        "dirty": bool(git("status", "--porcelain", "--", ":(top)levy_sklearn").strip()),
+        "dirty": dirty,
         "command": command,
         "levy_params": params,
         "versions": {
@@ -752,8 +756,10 @@ def pooled(runs: list[dict], panel: str, method: str) -> dict[str, np.ndarray] |
         if not seeds:
             continue
         parts: dict[str, list] = {}
-        for res in seeds.values():
+        for seed, res in seeds.items():
             m = res["methods"][method]
+            subjects = [f"{seed}/{subject}" for subject in res["targets"]["subject"]]
+            parts.setdefault("subject", []).extend(subjects)
             parts.setdefault("crps", []).extend(m["crps"])
             parts.setdefault("ref_crps", []).extend(res["methods"]["last value"]["crps"])
             parts.setdefault("err", []).extend(
@@ -766,8 +772,62 @@ def pooled(runs: list[dict], panel: str, method: str) -> dict[str, np.ndarray] |
             parts.setdefault("fit_cpu_s", []).append(res["fit_cpu_s"][method])
             for cov in COVERAGES:
                 parts.setdefault(f"cov{cov}", []).extend(m["covered"][str(cov)])
-        return {k: np.asarray(v, dtype=float) for k, v in parts.items()}
+        subject = pd.factorize(np.asarray(parts.pop("subject")))[0]
+        return {"subject": subject, **{k: np.asarray(v, dtype=float) for k, v in parts.items()}}
     return None
+
+
+def done_when(s: dict[str, np.ndarray], edges: np.ndarray, seed: int = 0) -> dict[str, str]:
+    """The issue's done-when statistics of one method on one panel, each with its 95 %
+    interval over test subjects and a verdict the data can resolve.
+
+    The interval is a cluster bootstrap (``BOOTSTRAP`` draws of the test subjects, every
+    target of a drawn subject kept: forecasts of one subject are correlated, subjects are
+    not). Verdict: ``met`` when the estimate meets the bar, ``not met`` when the whole
+    interval misses it, ``unresolved`` otherwise (the estimate misses, within the noise).
+
+    Parameters
+    ----------
+    s : dict
+        The method's pooled scores (:func:`pooled`).
+    edges : ndarray
+        The lead tertile edges.
+    seed : int
+        Seed of the bootstrap draws.
+
+    Returns
+    -------
+    dict
+        Statistic name -> ``"estimate [low, high] verdict"``.
+    """
+    subject = s["subject"]
+    n = int(subject.max()) + 1
+    tertile = np.searchsorted(edges, s["lead"], side="right")
+    ones = np.ones_like(s["crps"])
+    # statistic -> (numerator, denominator per target, bar (low, high))
+    stats = {f"cov{int(c * 100)}": (s[f"cov{c}"], ones, (c - 0.05, c + 0.05)) for c in COVERAGES}
+    stats["cov90"] = (s["cov0.9"], ones, (0.85, 0.95))
+    for b, name in enumerate(TERTILES):
+        stats[name] = (s["cov0.9"] * (tertile == b), (tertile == b) * 1.0, (0.85, 0.95))
+    stats["CRPS / last value ≤ 1"] = (s["crps"], s["ref_crps"], (0.0, 1.0))
+    stats["≤ 0.95"] = (s["crps"], s["ref_crps"], (0.0, 0.95))
+    draws = np.random.default_rng(seed).integers(0, n, (BOOTSTRAP, n))
+    weights = np.stack([np.bincount(d, minlength=n) for d in draws])  # subject multiplicities
+    out = {}
+    for name, (num, den, (low, high)) in stats.items():
+        num_s, den_s = np.bincount(subject, num, n), np.bincount(subject, den, n)
+        estimate = num_s.sum() / den_s.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot = (weights @ num_s) / (weights @ den_s)
+        a, b = np.nanquantile(boot, [0.025, 0.975])
+        if low <= estimate <= high:
+            verdict = "met"
+        elif b < low or a > high:
+            verdict = "not met"
+        else:
+            verdict = "unresolved"
+        out[name] = f"{estimate:.3f} [{a:.3f}, {b:.3f}] {verdict}"
+    return out
 
 
 def method_row(name: str, s: dict[str, np.ndarray], edges: np.ndarray) -> dict[str, object]:
@@ -822,6 +882,32 @@ def panel_table(runs: list[dict], panel: str) -> tuple[pd.DataFrame, np.ndarray]
         s = pooled([record], panel, "Levy")
         rows.append(method_row(f"Levy [{record['label']}]", s, edges))
     return pd.DataFrame(rows).set_index("method"), edges
+
+
+def verdict_section(runs: list[dict], label: str) -> list[str]:
+    """Markdown lines: the done-when verdicts (:func:`done_when`) of run ``label``'s Levy
+    rows, a row per panel."""
+    record = next(r for r in runs if r["label"] == label)
+    rows = {}
+    for panel in ABLATION_PANELS:
+        s = pooled([record], panel, "Levy")
+        if s is not None:
+            rows[panel] = done_when(s, np.quantile(s["lead"], [1 / 3, 2 / 3]))
+    if not rows:
+        return []
+    table = pd.DataFrame(rows).T
+    return [
+        f"### Done when? Run `{label}`, with what its test subjects can resolve",
+        "",
+        "Each cell: estimate [95 % cluster-bootstrap interval over test subjects] and verdict "
+        "(`met`: the estimate meets the bar; `not met`: the whole interval misses it; "
+        "`unresolved`: the estimate misses within the noise). Bars: 90 % coverage in "
+        "[0.85, 0.95] pooled and in every lead tertile, 50/80/95 % within ±0.05 of nominal, "
+        "CRPS / last value ≤ 1 on every panel and ≤ 0.95 on at least three.",
+        "",
+        table.to_markdown(),
+        "",
+    ]
 
 
 def plot(tables: dict[str, pd.DataFrame], path: Path) -> None:
@@ -895,6 +981,7 @@ def report() -> Path:
         "",
         "![90 % coverage by lead tertile](zero_shot_coverage.png)",
         "",
+        *verdict_section(runs, newest["label"]),
     ]
     tables = {}
     for panel in PANELS:
@@ -976,6 +1063,8 @@ def ablation_report() -> Path:
             continue
         table = pd.DataFrame(rows).set_index("method").drop(columns=["fallbacks"])
         lines += [f"## {panel}", "", markdown(table), ""]
+    for r in runs:
+        lines += verdict_section(runs, r["label"])
     out = RESULTS / "zero_shot_ablation.md"
     out.write_text("\n".join(lines).rstrip() + "\n")
     return out

@@ -779,16 +779,19 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         part: str,
         seed: int,
     ) -> SeriesWindows:
-        """Training (``part="train"``), calibration (``"calibrate"``) or all (``"all"``)
-        windows; the split is in time, the last ``calibration_fraction`` of each series."""
+        """Training (``part="train"``), calibration (``"calibrate"``), all (``"all"``) or
+        held-out (``"held_out"``) windows; the split is in time, the last
+        ``calibration_fraction`` of each series. Training windows (``"train"``, ``"all"``)
+        include the gap windows of ``observation_dropout``; calibration windows
+        (``"calibrate"``, ``"held_out"``: every cutoff) are the forecasts a user makes."""
         cutoffs, ends, gaps, keeps = [], [], [], []
         # Gap windows (see observation_dropout) are drawn from random_state, reproducibly.
         rng = np.random.default_rng(seed)
         for t, v in zip(times, values, strict=True):
-            split = np.inf
-            if part != "all" and self.calibration_fraction_ > 0 and t.size:
+            split = -np.inf if part == "held_out" else np.inf
+            if part in ("train", "calibrate") and self.calibration_fraction_ > 0 and t.size:
                 split = _calibration_start(t, self.calibration_fraction_)
-            if part == "calibrate":
+            if part in ("calibrate", "held_out"):
                 cut = self._cutoffs(t, v, split, np.inf)
                 gap = np.zeros(cut.size)
                 keep = np.zeros(cut.size, bool)
@@ -993,10 +996,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             held_out = axis._windows(times, values, "calibrate", seed)
             return axis.net_, axis._calibration_from([axis._scores(held_out)])
 
-        def windows(series: np.ndarray) -> SeriesWindows:
+        def windows(series: np.ndarray, part: str = "all") -> SeriesWindows:
             picked = np.flatnonzero(series)
             return axis._windows(
-                [times[i] for i in picked], [values[i] for i in picked], "all", seed
+                [times[i] for i in picked], [values[i] for i in picked], part, seed
             )
 
         axis.calibration_fraction_ = 0.0
@@ -1007,7 +1010,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         parts = []
         for fold in range(n_scored):
             axis.net_ = train(windows(folds != fold))
-            parts.append(axis._scores(windows(folds == fold)))
+            parts.append(axis._scores(windows(folds == fold, "held_out")))
         if n_scored > 1:
             axis.net_ = train(windows(np.ones(n, bool)))
         return axis.net_, axis._calibration_from(parts)
@@ -1109,7 +1112,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             self.net_ = pretrained
             self.calibration_ = self.pretrained_calibration_
             if self.calibration_fraction_ > 0:
-                own = self._calibrate(times, values, "all", seed)
+                own = self._calibrate(times, values, "held_out", seed)
                 self.calibration_ = self.calibration_.at_least(own)
         lags = self.net_.module_.lags
         self.ar_order_ = 0 if lags is None else int(lags.weight.shape[-1])
