@@ -58,10 +58,10 @@ _ARRAY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
 # A fixed timestamp for every zip entry, so that saving one model twice gives the same bytes.
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)
 _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PROTO opcode
-# Hyperparameters added since format 1 was fixed: a file without them was written before
-# they existed and loads with their default (they change how a later pretrain or fit
-# trains, never what the saved model predicts).
-_ADDED_PARAMS = {"LevyForecaster": {"calibration_folds"}}
+# Hyperparameters and state fields added since format 1 was fixed: a file without them was
+# written before they existed and loads with their default (calibration_folds changes how a
+# later pretrain trains; a calibration without centres is read by lead bin, as it was).
+_ADDED_SINCE_V1 = {"LevyForecaster": {"calibration_folds"}, "LeadCalibration": {"centres"}}
 # Array kinds a file may hold: bool, integers, floats, complex, datetime, timedelta, text.
 # Object ("O") and structured ("V") arrays would need pickle or carry arbitrary layouts.
 _ARRAY_KINDS = frozenset("biufcmMU")
@@ -145,7 +145,10 @@ def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
     from .uncertainty import LeadCalibration
 
     return {
-        "LeadCalibration": (LeadCalibration, ("quantiles", "second_moment", "edges", "n_scores")),
+        "LeadCalibration": (
+            LeadCalibration,
+            ("quantiles", "second_moment", "edges", "n_scores", "centres"),
+        ),
         "ConformalIntervals": (ConformalIntervals, ("_mean", "_std", "_y")),
     }
 
@@ -831,10 +834,13 @@ class _Reader(_PandasTags):
         key, ref, fields = _list(body, 3)
         if key not in self.state_classes:
             raise _refuse(f"unknown state class {key!r}.")
-        names = self.state_classes[key][1]
-        if not isinstance(fields, dict) or set(fields) != set(names):
-            raise _refuse(f"{key} needs exactly the fields {list(names)}.")
-        obj = _build_state_object(key, {n: self.decode(fields[n]) for n in names})
+        names = set(self.state_classes[key][1])
+        if (
+            not isinstance(fields, dict)
+            or not names - _ADDED_SINCE_V1.get(key, set()) <= set(fields) <= names
+        ):
+            raise _refuse(f"{key} needs exactly the fields {sorted(names)}.")
+        obj = _build_state_object(key, {n: self.decode(v) for n, v in fields.items()})
         self.objects[_new_ref(ref, self.objects)] = obj
         return obj
 
@@ -1165,7 +1171,7 @@ def _check_schema(key: str, cls: type, state: Any) -> None:
     if not isinstance(params, dict) or not isinstance(attributes, dict):
         raise _refuse(f"{_STATE}: 'params' and 'attributes' must be objects.")
     names = set(_param_names(cls))
-    if not names - _ADDED_PARAMS.get(key, set()) <= set(params) <= names:
+    if not names - _ADDED_SINCE_V1.get(key, set()) <= set(params) <= names:
         raise _refuse(
             f"schema mismatch: the hyperparameters of {key} are not those in the file "
             f"(missing: {sorted(names - set(params))}, unknown: {sorted(set(params) - names)}).",

@@ -27,7 +27,7 @@ Examples
 >>> scores = np.abs(rng.standard_t(4, 3000)) * (1 + leads / 12)  # heavier, wider further out
 >>> cal = LeadCalibration.fit(scores, np.zeros(3000, int), leads, n_channels=1)
 >>> cal.n_bins
-3
+5
 >>> near, far = cal.quantile(0.9, np.array([0, 0]), np.array([1.0, 11.0]))
 >>> bool(far > near > 1.645)  # wider than the Normal's, and wider further out
 True
@@ -46,7 +46,7 @@ LEVELS = np.concatenate([np.arange(1, 100) / 100, [0.995, 0.999]])
 # Fewest calibration scores per channel and lead bin: bins are merged until each holds this
 # many (a 95 % conformal quantile needs 19, and the quantile of 30 is still loose).
 MIN_SCORES_PER_BIN = 30
-MAX_BINS = 3
+MAX_BINS = 5
 
 
 def to_data_units(
@@ -111,12 +111,15 @@ class LeadCalibration:
 
     From held-out forecasts (whole held-out series after ``pretrain``, the last part of each
     series in a plain fit), the σ-normalised scores ``|y − mean| / σ`` are grouped by channel
-    and by lead bin (quantiles of the held-out leads, at most three bins, each with at least
+    and by lead bin (quantiles of the held-out leads, at most five bins, each with at least
     30 scores per channel; fewer scores give fewer bins). For every stored level ``c`` the
     factor is the conformal quantile, the ``⌈(n + 1)c⌉``-th smallest score (the largest where
     ``n`` is too small for ``c``), made non-decreasing in lead: a forecast further ahead is
-    never given a narrower interval than a nearer one. The interval at coverage ``c`` is
-    ``mean ± quantile(c)·σ``; the calibrated variance is ``σ²`` times the mean squared score.
+    never given a narrower interval than a nearer one. A forecast's factor is read linearly
+    in lead between the bins' median leads (``centres``), so that it follows the lead within
+    a bin too; flat beyond the outer centres (nearer than the first, a little wide). The
+    interval at coverage ``c`` is ``mean ± quantile(c)·σ``; the calibrated variance is
+    ``σ²`` times the mean squared score.
 
     Split conformal guarantees coverage for forecasts exchangeable with the held-out ones:
     across subjects when whole series are held out (a new subject drawn like the held-out
@@ -132,6 +135,9 @@ class LeadCalibration:
         Inner lead-bin edges in time units.
     n_scores : ndarray of shape (n_channels, n_bins)
         Number of held-out scores behind each bin.
+    centres : ndarray of shape (n_bins,) or None, default=None
+        Median held-out lead of each bin, increasing; ``None`` (a calibration saved before
+        they were kept): the bin's factor holds across the bin.
 
     Examples
     --------
@@ -148,11 +154,13 @@ class LeadCalibration:
         second_moment: np.ndarray,
         edges: np.ndarray,
         n_scores: np.ndarray,
+        centres: np.ndarray | None = None,
     ) -> None:
         self.quantiles = np.asarray(quantiles, dtype=np.float64)
         self.second_moment = np.asarray(second_moment, dtype=np.float64)
         self.edges = np.asarray(edges, dtype=np.float64)
         self.n_scores = np.asarray(n_scores, dtype=np.int64)
+        self.centres = None if centres is None else np.asarray(centres, dtype=np.float64)
 
     @property
     def n_bins(self) -> int:
@@ -219,8 +227,8 @@ class LeadCalibration:
         --------
         >>> import numpy as np
         >>> from levy_sklearn.uncertainty import LeadCalibration
-        >>> scores = np.abs(np.random.default_rng(0).standard_normal(2000))
-        >>> cal = LeadCalibration.fit(scores, np.zeros(2000, int), np.arange(2000.0), 1)
+        >>> scores = np.abs(np.random.default_rng(0).standard_normal(20_000))
+        >>> cal = LeadCalibration.fit(scores, np.zeros(20_000, int), np.arange(20_000.0), 1)
         >>> float(cal.quantile(0.9, np.array([0]), np.array([0.0]))[0].round(1))  # Normal: 1.645
         1.6
         """
@@ -250,7 +258,14 @@ class LeadCalibration:
         # Never narrower further ahead.
         quantiles = np.maximum.accumulate(quantiles, axis=1)
         second = np.maximum.accumulate(second, axis=1)
-        return cls(quantiles, second, edges, n_scores)
+        # A bin left empty by tied leads (a regular series' leads are multiples of its
+        # step) is centred on its lower edge; ties read as a step.
+        lower = np.concatenate([edges[:1], edges])[:n_bins] if n_bins > 1 else np.zeros(1)
+        centres = np.array(
+            [np.median(leads[bins == b]) if (bins == b).any() else lower[b] for b in range(n_bins)]
+        )
+        centres = np.maximum.accumulate(centres)
+        return cls(quantiles, second, edges, n_scores, centres)
 
     def at_least(self, other: LeadCalibration) -> LeadCalibration:
         """The larger of two calibrations at every channel, lead and level: a series
@@ -277,18 +292,67 @@ class LeadCalibration:
         >>> bool(both.quantile(0.9, np.array([0]), np.array([0.0]))[0] > 3)
         True
         """
-        edges = np.union1d(self.edges, other.edges)
+        if self.centres is not None and other.centres is not None:
+            # On the union of the centres: both are linear between them, so the larger of
+            # the two at each centre, read linearly, is at least either anywhere.
+            knots = np.union1d(self.centres, other.centres)
+            chans = np.arange(self.quantiles.shape[0])[:, None]
+            at = np.broadcast_to(knots, (chans.size, knots.size))
+
+            def on_knots(table: np.ndarray) -> np.ndarray:  # (channel, bin[, level])
+                return np.maximum(
+                    *(
+                        np.stack([c._read(t[..., k], chans, at) for k in range(t.shape[-1])], -1)
+                        if t.ndim == 3
+                        else c._read(t, chans, at)
+                        for c, t in ((self, table(self)), (other, table(other)))
+                    )
+                )
+
+            total = self.n_scores.sum(axis=1) + other.n_scores.sum(axis=1)
+            return LeadCalibration(
+                on_knots(lambda c: c.quantiles),
+                on_knots(lambda c: c.second_moment),
+                (knots[1:] + knots[:-1]) / 2,
+                np.repeat(total[:, None], knots.size, axis=1),
+                knots,
+            )
+        mine, theirs = self._as_steps(), other._as_steps()
+        edges = np.union1d(mine.edges, theirs.edges)
         mids = np.concatenate([[edges[0] - 1.0] if edges.size else [0.0], edges])
-        a, b = self._bins(mids), other._bins(mids)
+        a, b = mine._bins(mids), theirs._bins(mids)
         return LeadCalibration(
-            np.maximum(self.quantiles[:, a], other.quantiles[:, b]),
-            np.maximum(self.second_moment[:, a], other.second_moment[:, b]),
+            np.maximum(mine.quantiles[:, a], theirs.quantiles[:, b]),
+            np.maximum(mine.second_moment[:, a], theirs.second_moment[:, b]),
             edges,
-            self.n_scores[:, a] + other.n_scores[:, b],
+            mine.n_scores[:, a] + theirs.n_scores[:, b],
+        )
+
+    def _as_steps(self) -> LeadCalibration:
+        """A calibration read by bin, at least this one everywhere: each bin takes the next
+        bin's factors (read linearly, a bin's leads above its centre reach towards them)."""
+        if self.centres is None:
+            return self
+        nxt = np.minimum(np.arange(self.n_bins) + 1, self.n_bins - 1)
+        return LeadCalibration(
+            self.quantiles[:, nxt], self.second_moment[:, nxt], self.edges, self.n_scores
         )
 
     def _bins(self, leads: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.edges, leads, side="right")
+
+    def _read(self, table: np.ndarray, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
+        """``table`` (channel × bin) at each forecast: linear in lead between the centres
+        and flat beyond them, or the lead's bin without centres."""
+        if self.centres is None or self.n_bins == 1:
+            return table[channels, self._bins(leads)]
+        c = self.centres
+        lo = np.clip(np.searchsorted(c, leads, side="right") - 1, 0, c.size - 2)
+        width = c[lo + 1] - c[lo]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(width > 0, (leads - c[lo]) / width, leads >= c[lo + 1])
+        w = np.clip(w, 0.0, 1.0)
+        return (1 - w) * table[channels, lo] + w * table[channels, lo + 1]
 
     def quantile(self, coverage: float, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
         """The calibrated half-width in units of σ of the central interval at ``coverage``.
@@ -319,7 +383,7 @@ class LeadCalibration:
             # Linear in the Normal quantile between stored levels: exact for the Normal, and
             # non-decreasing in coverage (nested intervals) as the stored quantiles are.
             q = np.apply_along_axis(lambda r: np.interp(z, z_levels, r), -1, self.quantiles)
-        return q[channels, self._bins(leads)]
+        return self._read(q, channels, leads)
 
     def variance_factor(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
         """The calibrated variance in units of σ² (the mean squared score).
@@ -342,4 +406,4 @@ class LeadCalibration:
         >>> cal.variance_factor(np.array([0]), np.array([0.0]))
         array([4.])
         """
-        return self.second_moment[channels, self._bins(leads)]
+        return self._read(self.second_moment, channels, leads)
