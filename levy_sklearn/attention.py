@@ -576,7 +576,12 @@ class LevyAttention(nn.Module):
         >>> bool(torch.allclose(m.weights.sum(-1), torch.ones(1, 2, 3)))
         True
         """
-        logits, values, beta = self._logits(query, keys, query_times)
+        return self._closed_forms(query, keys, *self._logits(query, keys, query_times))
+
+    def _closed_forms(
+        self, query: Tensor, keys: KeySet, logits: Tensor, values: Tensor, beta: Tensor
+    ) -> LevyMoments:
+        """:meth:`moments` from the ``(B, H, Q, L)`` logits, values and β of :meth:`_logits`."""
         # Softmax and its log-normaliser from one exp pass (torch.logsumexp would take a second).
         top = logits.amax(-1, keepdim=True)
         unnormalised = _exp_or_zero(logits - top)
@@ -773,7 +778,8 @@ class LevyAttention(nn.Module):
         *,
         n_samples: int = 1,
         generator: torch.Generator | None = None,
-    ) -> Tensor:
+        return_mean: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
         """Draw outputs from the Poisson construction itself (the definition, no closed form).
 
         By superposition each key ``j`` receives an independent count
@@ -789,11 +795,16 @@ class LevyAttention(nn.Module):
             Number of independent draws.
         generator : torch.Generator, optional
             Source of randomness, for reproducible draws.
+        return_mean : bool, default=False
+            Also return the closed-form ``E[Y]``, from the same logits (what :meth:`forward`
+            returns, with the heads apart), so a caller needs no second attention pass.
 
         Returns
         -------
-        Tensor
+        draws : Tensor
             ``(n_samples, B, H, Q, d)`` draws of every head's output.
+        mean : Tensor
+            Only with ``return_mean``: ``E[Y]``, ``(B, H, Q, d)``.
 
         Examples
         --------
@@ -811,14 +822,16 @@ class LevyAttention(nn.Module):
         True
         """
         logits, values, beta = self._logits(query, keys, query_times)
+        m = self._closed_forms(query, keys, logits, values, beta)
         # Intensity mass of each key, straight from the definition: ρ κ_ij w_ij.
         rates = _exp_or_zero(self.log_rate[None, :, None, None] + logits - beta)
         counts = torch.poisson(rates.expand(n_samples, *rates.shape), generator=generator)
         total = counts.sum(-1, keepdim=True)
         y = (counts @ values) / total.clamp(min=1)
-        prior_mean, prior_var = (p.to(y.dtype) for p in self.prior(query, keys))
+        prior_mean, prior_var = (p.to(y.dtype) for p in (m.prior_mean, m.prior_var))
         noise = torch.randn(y.shape, dtype=y.dtype, device=y.device, generator=generator)
-        return torch.where(total > 0, y, prior_mean + prior_var.sqrt() * noise)
+        draws = torch.where(total > 0, y, prior_mean + prior_var.sqrt() * noise)
+        return (draws, m.mean) if return_mean else draws
 
 
 def readout_moments(

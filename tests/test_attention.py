@@ -201,6 +201,20 @@ def test_closed_forms_match_monte_carlo(seed, heads, windowed, rate, count_prior
     assert ((dev.mean(0) - var_u).abs() <= 4 * dev.std(0) / math.sqrt(N_DRAWS)).all()
 
 
+def test_sampler_returns_the_closed_form_mean_without_a_second_pass():
+    layer = random_layer(4, n_heads=3, n_windowed=1, count_prior=True)
+    q, kv, qt, kt, mask = random_inputs(4)
+    keys = KeySet(kv, kv, kt, mask)
+    gen = torch.Generator().manual_seed(0)
+    draws, mean = layer.sample(q, keys, qt, n_samples=5, generator=gen, return_mean=True)
+    # The same draws as without the mean, and the mean of moments and forward.
+    again = layer.sample(q, keys, qt, n_samples=5, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(draws, again)
+    torch.testing.assert_close(mean, layer.moments(q, keys, qt).mean, rtol=0, atol=0)
+    with torch.no_grad():
+        torch.testing.assert_close(mean.transpose(1, 2).reshape(q.shape), layer(q, keys, qt))
+
+
 def _moments(layer, q, kv, qt, kt, mask):
     return layer.moments(q, KeySet(kv, kv, kt, mask), qt)
 
