@@ -246,6 +246,13 @@ def _exp_or_zero(x: Tensor) -> Tensor:
     return torch.where(x > _EXP_CUTOFF, torch.exp(x.clamp(min=_EXP_CUTOFF)), 0.0)
 
 
+def _exp_or_zero_(x: Tensor) -> Tensor:
+    """:func:`_exp_or_zero` in place (no autograd): four passes, none allocating a tensor
+    of the input's size but the boolean mask."""
+    far = x <= _EXP_CUTOFF
+    return x.clamp_(min=_EXP_CUTOFF).exp_().masked_fill_(far, 0.0)
+
+
 def _norm(x: Tensor) -> Tensor:
     """Euclidean norm over the last axis, kept, floored like ``F.normalize``."""
     return torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp(min=_NORM_FLOOR)
@@ -302,7 +309,7 @@ class _Attend(torch.autograd.Function):
     training batches their per-operator overhead, not the arithmetic, set the cost. Forward
     runs in place; backward is the closed-form Jacobian. With ``a`` the weights, the
     gradient of the logits is ``a ∘ (∂out·vᵀ − rowsum(∂out ∘ out) + ∂lse)`` (``∂lse/∂logits
-    = a``); through ``q̂ = β q/‖q‖`` it is ``(β/‖q‖) ∂q̂ − ((∂q̂·q̂)/‖q‖²) q`` and ``∂β =
+    = a``); through ``q̂ = β q/‖q‖`` it is ``(β/‖q‖)(∂q̂ − (∂q̂·q̂) q̂/β²)`` and ``∂β =
     Σ ∂q̂·q̂/β``, and through ``k̂ = k/‖k‖`` it is ``(∂k̂ − (∂k̂·k̂) k̂)/‖k‖`` (norms at or
     below ``1e-12`` are floored, as in :func:`_norm`, and then pass no gradient).
     """
@@ -311,24 +318,25 @@ class _Attend(torch.autograd.Function):
     def forward(ctx, q, k, beta, values, bias):
         q_norm, k_norm = _norm(q), _norm(k)
         q_scale = beta / q_norm
-        # Written contiguous, so the products below do not copy them again.
+        # Written contiguous, so the products here and in backward do not copy them again.
         q_hat = torch.mul(q, q_scale, out=torch.empty(q.shape, dtype=q.dtype, device=q.device))
         k_hat = torch.div(k, k_norm, out=torch.empty(k.shape, dtype=k.dtype, device=k.device))
+        values = values.contiguous()
         logits = q_hat @ k_hat.transpose(-1, -2)
         if bias is not None:
             logits += bias
         top = logits.amax(-1, keepdim=True)
-        weights = _exp_or_zero(logits.sub_(top))
+        weights = _exp_or_zero_(logits.sub_(top))
         total = weights.sum(-1, keepdim=True)
         weights /= total
         out = weights @ values
-        ctx.save_for_backward(q, q_hat, q_scale, q_norm, k_hat, k_norm, beta, values, weights, out)
+        ctx.save_for_backward(q_hat, q_scale, q_norm, k_hat, k_norm, beta, values, weights, out)
         ctx.shapes = beta.shape, None if bias is None else bias.shape
         return out, (top + total.log()).squeeze(-1)
 
     @staticmethod
     def backward(ctx, grad_out, grad_lse):
-        q, q_hat, q_scale, q_norm, k_hat, k_norm, beta, values, weights, out = ctx.saved_tensors
+        q_hat, q_scale, q_norm, k_hat, k_norm, beta, values, weights, out = ctx.saved_tensors
         beta_shape, bias_shape = ctx.shapes
         grad_logits = grad_out @ values.transpose(-1, -2)
         grad_logits -= (grad_out * out).sum(-1, keepdim=True) - grad_lse.unsqueeze(-1)
@@ -337,14 +345,12 @@ class _Attend(torch.autograd.Function):
         grad_k_hat = grad_logits.transpose(-1, -2) @ q_hat
         q_dot = (grad_q_hat * q_hat).sum(-1, keepdim=True)
         k_dot = (grad_k_hat * k_hat).sum(-1, keepdim=True)
-        grad_q = grad_q_hat * q_scale - q * torch.where(
-            q_norm > _NORM_FLOOR, q_dot / q_norm**2, 0.0
-        )
-        grad_k = (grad_k_hat - k_hat * torch.where(k_norm > _NORM_FLOOR, k_dot, 0.0)) / k_norm
+        q_dot_free = torch.where(q_norm > _NORM_FLOOR, q_dot, 0.0) / beta**2
+        k_dot_free = torch.where(k_norm > _NORM_FLOOR, k_dot, 0.0)
         need_values, need_bias = ctx.needs_input_grad[3:]
         return (
-            grad_q,
-            grad_k,
+            grad_q_hat.addcmul_(q_hat, q_dot_free, value=-1).mul_(q_scale),
+            grad_k_hat.addcmul_(k_hat, k_dot_free, value=-1).div_(k_norm),
             (q_dot / beta).sum_to_size(beta_shape),
             weights.transpose(-1, -2) @ grad_out if need_values else None,
             grad_logits.sum_to_size(bias_shape) if need_bias else None,
