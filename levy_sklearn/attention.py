@@ -747,33 +747,38 @@ class LevyAttention(nn.Module):
         # averages s and s² like values and returns the logsumexp that gives Λ; wᵀμ = ref +
         # Σ a (s − ref), so μ itself is never formed. The expect readout's values, v through
         # its weights, ride along as more columns.
+        n_targets = len(weight)
         s = torch.einsum("bhld,thd->bhlt", v, weight)
         ref = s[:, :, :1]
         shifted = s - ref
         columns = [shifted, shifted * shifted]
         if expect is not None:
             columns.append(torch.einsum("bhld,thd->bhlt", v, expect[0]))
-        n_targets = s.shape[-1]
         mask = self._bias(keys, query_times, q)
         averaged, lse = _attend(q, k, beta, torch.cat(columns, dim=-1), mask)
         index = query_channels[:, None, :].expand(*averaged.shape[:3])  # (B, H, Q)
-        first = averaged[..., :n_targets].gather(-1, index[..., None])[..., 0]
-        second = averaged[..., n_targets : 2 * n_targets].gather(-1, index[..., None])[..., 0]
+        first = _pick(averaged[..., :n_targets], index)
+        second = _pick(averaged[..., n_targets : 2 * n_targets], index)
         disagreement = (second - first * first).clamp(min=0.0)
-        centre = first + ref[:, :, 0].gather(-1, index)  # wᵀμ
+        centre = first + _pick(ref, index)  # wᵀμ
         prior = self.prior(query, keys)
-        prior_mean, prior_spread = _project_prior(*prior, weight[query_channels])
+        prior_mean, prior_spread = _project_prior(*prior, _per_query(weight, query_channels))
         evidence = self._log_evidence(lse, beta).exp()
         out = _readout_heads(
-            centre, prior_mean, prior_spread, evidence, disagreement, bias[query_channels]
+            centre,
+            prior_mean,
+            prior_spread,
+            evidence,
+            disagreement,
+            _per_query(bias, query_channels),
         )
         if expect is None:
             return out
         # E[u'] per head: (1 − p₀) w'ᵀμ + p₀ w'ᵀm₀, summed over heads, plus the bias.
-        centre = averaged[..., 2 * n_targets :].gather(-1, index[..., None])[..., 0]
-        prior_mean = _project_prior(*prior, expect[0][query_channels])[0]
+        centre = _pick(averaged[..., 2 * n_targets :], index)
+        prior_mean = _project_prior(*prior, _per_query(expect[0], query_channels))[0]
         expected = torch.lerp(centre, prior_mean, torch.exp(-evidence)).sum(1)
-        return (*out, expected + expect[1][query_channels])
+        return (*out, expected + _per_query(expect[1], query_channels))
 
     @torch.no_grad()
     def sample(
@@ -838,6 +843,24 @@ class LevyAttention(nn.Module):
         noise = torch.randn(y.shape, dtype=y.dtype, device=y.device, generator=generator)
         draws = torch.where(total > 0, y, prior_mean + prior_var.sqrt() * noise)
         return (draws, m.mean) if return_mean else draws
+
+
+def _pick(columns: Tensor, index: Tensor) -> Tensor:
+    """Every query's own target column: ``(B, H, Q or 1, T)`` columns, ``(B, H, Q)`` index.
+
+    With one target it is a view, which spares the gather and its backward's scatter.
+    """
+    if columns.shape[-1] == 1:
+        return columns[..., 0]
+    return columns.expand(*index.shape, -1).gather(-1, index.unsqueeze(-1))[..., 0]
+
+
+def _per_query(table: Tensor, index: Tensor) -> Tensor:
+    """``table[index]``; with one row (one target), a broadcast view of it instead, which
+    spares the indexing and its backward's scatter."""
+    if len(table) == 1:
+        return table[0].expand(*index.shape, *table.shape[1:])
+    return table[index]
 
 
 def readout_moments(
