@@ -386,6 +386,30 @@ def test_gradcheck_layer_float64():
     assert torch.autograd.gradcheck(fn, args)
 
 
+@pytest.mark.parametrize("n_targets", [1, 3])
+def test_gradcheck_readout_float64(n_targets):
+    # Under autograd the readout runs the custom Function _Attend with its closed-form
+    # backward (softmax, logsumexp and the q/k normalisation), one target through views.
+    layer = random_layer(11, count_prior=True)
+    q, kv, qt, kt, mask = random_inputs(11, batch=2, n_query=2, n_key=4)
+    g = torch.Generator().manual_seed(n_targets)
+    weight, expect_weight = (
+        torch.randn(n_targets, 2, 3, generator=g, dtype=torch.float64) for _ in range(2)
+    )
+    bias, expect_bias = (
+        torch.randn(n_targets, generator=g, dtype=torch.float64) for _ in range(2)
+    )
+    channels = torch.randint(0, n_targets, q.shape[:2], generator=g)
+
+    def fn(q, kv, qt, kt, weight, bias, expect_weight, expect_bias):
+        keys = KeySet(kv, kv, kt, mask)
+        expect = (expect_weight, expect_bias)
+        return layer.readout(q, keys, weight, bias, channels, qt, expect=expect)
+
+    args = (q, kv, qt, kt, weight, bias, expect_weight, expect_bias)
+    assert torch.autograd.gradcheck(fn, tuple(x.requires_grad_() for x in args))
+
+
 def test_bad_configuration_errors():
     with pytest.raises(ValueError, match="divisible"):
         LevyAttention(10, num_heads=3)
