@@ -50,7 +50,7 @@ _SQRT_HALF = math.sqrt(0.5)
 # weights (and Λ = 0 exactly) instead of the NaN of softmax over −inf.
 _PAD_LOGIT = -1e5
 # The CPU flash-attention kernel also returns each row's logsumexp (private aten op, present
-# since torch 2.2; without it, or on other devices, forward keeps the sentinel-key path).
+# since torch 2.2; without it, or on other devices, _attend materialises the weights).
 _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
 
 _EXP_CUTOFF = -80.0
