@@ -50,10 +50,11 @@ _SQRT_HALF = math.sqrt(0.5)
 # weights (and Λ = 0 exactly) instead of the NaN of softmax over −inf.
 _PAD_LOGIT = -1e5
 # The CPU flash-attention kernel also returns each row's logsumexp (private aten op, present
-# since torch 2.2; without it, or on other devices, forward keeps the sentinel-key path).
+# since torch 2.2; without it, or on other devices, _attend materialises the weights).
 _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
 
 _EXP_CUTOFF = -80.0
+_NORM_FLOOR = 1e-12
 
 
 def _can_fuse(x: Tensor) -> bool:
@@ -61,30 +62,54 @@ def _can_fuse(x: Tensor) -> bool:
     return _FLASH_CPU is not None and x.device.type == "cpu" and not torch.is_grad_enabled()
 
 
-def _psi_value(lam: Tensor) -> Tensor:
-    """ψ by series: Σ_k Λ^k/(k·k!) e^{−Λ} below the switch, Σ_k k!/Λ^{k+1} above it.
+def _on_entries(mask: Tensor, lam: Tensor, branch, out: Tensor) -> Tensor:
+    """``out`` with ``branch(lam)`` on the entries of ``mask``.
 
-    Each branch runs on its own entries only, and the power series stops after 2·max Λ + 30
-    terms: past k = 2Λ the terms fall faster than halving, and the first one dropped is below
+    A branch is elementwise, so when ``mask`` holds every entry it runs on ``lam`` as it is,
+    without the indexing and scatter that cost more than the series on a training batch.
+    """
+    if mask.all():
+        return branch(lam)
+    if mask.any():
+        out[mask] = branch(lam[mask])
+    return out
+
+
+def _psi_series(lam: Tensor) -> Tensor:
+    """ψ of ``0 < Λ ≤ switch``: Σ_k Λ^k/(k·k!) e^{−Λ}, summed over 2·max Λ + 30 terms.
+
+    Past k = 2Λ the terms fall faster than halving, and the first one dropped is below
     1e-16 of the sum for every Λ up to the switch.
     """
-    out = torch.zeros_like(lam)
+    x = lam.unsqueeze(-1)
+    n_terms = min(len(_K_SERIES), int(2 * x.max()) + 30)
+    log_terms = _K_SERIES[:n_terms].to(lam) * x.log() - _LOG_SERIES_DENOM[:n_terms].to(lam)
+    # logsumexp by hand, so that terms negligible against the largest skip the slow exp.
+    top = log_terms.amax(-1, keepdim=True)
+    log_sum = top + _exp_or_zero(log_terms - top).sum(-1, keepdim=True).log()
+    return torch.exp(log_sum - x).squeeze(-1)
+
+
+def _psi_asymptotic(lam: Tensor) -> Tensor:
+    """ψ of ``Λ > switch``: Σ_k k!/Λ^{k+1}.
+
+    e^{−Λ}(γ + ln Λ) is below 1e-16 relative to ψ above the switch, so it is dropped.
+    """
+    log_x = lam.unsqueeze(-1).log()
+    return torch.exp(_LGAMMA_ASYMPT.to(lam) - (_K_ASYMPT.to(lam) + 1) * log_x).sum(-1)
+
+
+def _psi_asymptotic_grad(lam: Tensor) -> Tensor:
+    """ψ' of ``Λ > switch``: −Σ_k (k+1)!/Λ^{k+2}."""
+    log_x = lam.unsqueeze(-1).log()
+    return -torch.exp(_LGAMMA_ASYMPT_GRAD.to(lam) - (_K_ASYMPT.to(lam) + 2) * log_x).sum(-1)
+
+
+def _psi_value(lam: Tensor) -> Tensor:
+    """ψ by series: the power series below the switch, the asymptotic one above it."""
     large = lam > _PSI_SWITCH
-    small = (lam > 0) & ~large
-    if small.any():
-        x = lam[small].unsqueeze(-1)
-        n_terms = min(len(_K_SERIES), int(2 * x.max()) + 30)
-        log_terms = _K_SERIES[:n_terms].to(lam) * x.log() - _LOG_SERIES_DENOM[:n_terms].to(lam)
-        # logsumexp by hand, so that terms negligible against the largest skip the slow exp.
-        top = log_terms.amax(-1, keepdim=True)
-        log_sum = top + _exp_or_zero(log_terms - top).sum(-1, keepdim=True).log()
-        out[small] = torch.exp(log_sum - x).squeeze(-1)
-    if large.any():
-        # e^{−Λ}(γ + ln Λ) is below 1e-16 relative to ψ above the switch, so it is dropped.
-        log_x = lam[large].unsqueeze(-1).log()
-        terms = _LGAMMA_ASYMPT.to(lam) - (_K_ASYMPT.to(lam) + 1) * log_x
-        out[large] = torch.exp(terms).sum(-1)
-    return out
+    out = _on_entries((lam > 0) & ~large, lam, _psi_series, torch.zeros_like(lam))
+    return _on_entries(large, lam, _psi_asymptotic, out)
 
 
 class _Psi(torch.autograd.Function):
@@ -98,13 +123,10 @@ class _Psi(torch.autograd.Function):
     def backward(ctx, grad: Tensor) -> Tensor:
         lam, out = ctx.saved_tensors
         # ψ'(Λ) = (1 − e^{−Λ})/Λ − ψ(Λ); the first term → 1 as Λ → 0. Above the switch the
-        # two terms cancel to ~1/Λ², so there ψ' = −Σ_k (k+1)!/Λ^{k+2} is summed directly.
+        # two terms cancel to ~1/Λ², so there ψ' is summed directly.
         safe = lam.clamp(min=torch.finfo(lam.dtype).tiny)
         first = torch.where(lam > 1e-12, -torch.expm1(-safe) / safe, 1.0 - lam / 2)
-        large = lam.clamp(min=_PSI_SWITCH).unsqueeze(-1)
-        log_terms = _LGAMMA_ASYMPT_GRAD.to(lam) - (_K_ASYMPT.to(lam) + 2) * large.log()
-        tail = -torch.exp(log_terms).sum(-1)
-        return grad * torch.where(lam > _PSI_SWITCH, tail, first - out)
+        return grad * _on_entries(lam > _PSI_SWITCH, lam, _psi_asymptotic_grad, first - out)
 
 
 def psi(lam: Tensor) -> Tensor:
@@ -224,17 +246,16 @@ def _exp_or_zero(x: Tensor) -> Tensor:
     return torch.where(x > _EXP_CUTOFF, torch.exp(x.clamp(min=_EXP_CUTOFF)), 0.0)
 
 
-def _scaled_into(x: Tensor, scale: Tensor, out: Tensor) -> None:
-    """``out[...] = x * scale``; without autograd, in one pass instead of two."""
-    if torch.is_grad_enabled() and (x.requires_grad or scale.requires_grad):
-        out.copy_(x * scale)
-    else:
-        torch.mul(x, scale, out=out)
+def _exp_or_zero_(x: Tensor) -> Tensor:
+    """:func:`_exp_or_zero` in place (no autograd): four passes, none allocating a tensor
+    of the input's size but the boolean mask."""
+    far = x <= _EXP_CUTOFF
+    return x.clamp_(min=_EXP_CUTOFF).exp_().masked_fill_(far, 0.0)
 
 
 def _norm(x: Tensor) -> Tensor:
     """Euclidean norm over the last axis, kept, floored like ``F.normalize``."""
-    return torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp(min=1e-12)
+    return torch.linalg.vector_norm(x, dim=-1, keepdim=True).clamp(min=_NORM_FLOOR)
 
 
 class KeySet(NamedTuple):
@@ -273,6 +294,103 @@ def _key_padding_bias(padding: Tensor | None, like: Tensor) -> Tensor | None:
     zeros = torch.zeros((), dtype=like.dtype, device=like.device)
     pad = torch.full((), _PAD_LOGIT, dtype=like.dtype, device=like.device)
     return torch.where(padding[:, None, None, :], pad, zeros)
+
+
+def _unit(q: Tensor, k: Tensor, beta: Tensor) -> tuple[Tensor, Tensor]:
+    """Unit-norm queries scaled by ``β`` and unit-norm keys: their products are ``β cos``."""
+    return q * (beta / _norm(q)), k / _norm(k)
+
+
+def _product_over_queries(a: Tensor, b: Tensor) -> Tensor:
+    """``aᵀ b`` over the query axis of ``(…, Q, L)`` and ``(…, Q, m)``.
+
+    With one query it is an outer product, done by broadcasting: batched matmul of inner
+    size 1 costs several times more on a CPU.
+    """
+    if a.shape[-2] == 1:
+        return a.transpose(-1, -2) * b
+    return a.transpose(-1, -2) @ b
+
+
+class _Attend(torch.autograd.Function):
+    """Cosine-kernel attention that also returns every row's log-normaliser, exact gradients.
+
+    The same arithmetic written out in autograd (normalisation, logits, max shift, exp,
+    normalisation of the weights, product) records some twenty nodes per call; on small
+    training batches their per-operator overhead, not the arithmetic, set the cost. Forward
+    runs in place; backward is the closed-form Jacobian. With ``a`` the weights, the
+    gradient of the logits is ``a ∘ (∂out·vᵀ − rowsum(∂out ∘ out) + ∂lse)`` (``∂lse/∂logits
+    = a``); through ``q̂ = β q/‖q‖`` it is ``(β/‖q‖)(∂q̂ − (∂q̂·q̂) q̂/β²)`` and ``∂β =
+    Σ ∂q̂·q̂/β``, and through ``k̂ = k/‖k‖`` it is ``(∂k̂ − (∂k̂·k̂) k̂)/‖k‖`` (norms at or
+    below ``1e-12`` are floored, as in :func:`_norm`, and then pass no gradient).
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, beta, values, bias):
+        q_norm, k_norm = _norm(q), _norm(k)
+        q_scale = beta / q_norm
+        # Written contiguous, so the products here and in backward do not copy them again.
+        q_hat = torch.mul(q, q_scale, out=torch.empty(q.shape, dtype=q.dtype, device=q.device))
+        k_hat = torch.div(k, k_norm, out=torch.empty(k.shape, dtype=k.dtype, device=k.device))
+        values = values.contiguous()
+        logits = q_hat @ k_hat.transpose(-1, -2)
+        if bias is not None:
+            logits += bias
+        top = logits.amax(-1, keepdim=True)
+        weights = _exp_or_zero_(logits.sub_(top))
+        total = weights.sum(-1, keepdim=True)
+        weights /= total
+        out = weights @ values
+        ctx.save_for_backward(q_hat, q_scale, q_norm, k_hat, k_norm, beta, values, weights, out)
+        ctx.shapes = beta.shape, None if bias is None else bias.shape
+        return out, (top + total.log()).squeeze(-1)
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_lse):
+        q_hat, q_scale, q_norm, k_hat, k_norm, beta, values, weights, out = ctx.saved_tensors
+        beta_shape, bias_shape = ctx.shapes
+        grad_logits = grad_out @ values.transpose(-1, -2)
+        grad_logits -= (grad_out * out).sum(-1, keepdim=True) - grad_lse.unsqueeze(-1)
+        grad_logits *= weights
+        grad_q_hat = grad_logits @ k_hat
+        grad_k_hat = _product_over_queries(grad_logits, q_hat)
+        q_dot = (grad_q_hat * q_hat).sum(-1, keepdim=True)
+        k_dot = (grad_k_hat * k_hat).sum(-1, keepdim=True)
+        q_dot_free = torch.where(q_norm > _NORM_FLOOR, q_dot, 0.0) / beta**2
+        k_dot_free = torch.where(k_norm > _NORM_FLOOR, k_dot, 0.0)
+        need_values, need_bias = ctx.needs_input_grad[3:]
+        return (
+            grad_q_hat.addcmul_(q_hat, q_dot_free, value=-1).mul_(q_scale),
+            grad_k_hat.addcmul_(k_hat, k_dot_free, value=-1).div_(k_norm),
+            (q_dot / beta).sum_to_size(beta_shape),
+            _product_over_queries(weights, grad_out) if need_values else None,
+            grad_logits.sum_to_size(bias_shape) if need_bias else None,
+        )
+
+
+def _attend(
+    q: Tensor, k: Tensor, beta: Tensor, values: Tensor, bias: Tensor | None
+) -> tuple[Tensor, Tensor]:
+    """``Σ_j a_ij values_j`` ``(B, H, Q, m)`` and ``logsumexp_j(logits_ij)`` ``(B, H, Q)``.
+
+    ``a = softmax(β cos(q, k) + bias)`` from per-head queries and keys as projected.
+    Stacking several value moments along ``m`` gets all of them from one product with the
+    weights. Without autograd on a CPU, the fused kernel runs on groups of ``d`` value
+    columns (it needs equal head sizes) without materialising the ``(B, H, Q, L)`` weights;
+    otherwise :class:`_Attend` does.
+    """
+    if not _can_fuse(q):
+        return _Attend.apply(q, k, beta, values, bias)
+    q, k = _unit(q, k, beta)
+    d, m = q.shape[-1], values.shape[-1]
+    if m % d:
+        values = F.pad(values, (0, d - m % d))
+    parts = [
+        _FLASH_CPU(q, k, part, 0.0, False, attn_mask=bias, scale=1.0)
+        for part in values.split(d, dim=-1)
+    ]
+    out = parts[0][0] if len(parts) == 1 else torch.cat([out for out, _ in parts], dim=-1)
+    return out[..., :m], parts[0][1]
 
 
 class LevyAttention(nn.Module):
@@ -475,7 +593,12 @@ class LevyAttention(nn.Module):
         >>> bool(torch.allclose(m.weights.sum(-1), torch.ones(1, 2, 3)))
         True
         """
-        logits, values, beta = self._logits(query, keys, query_times)
+        return self._closed_forms(query, keys, *self._logits(query, keys, query_times))
+
+    def _closed_forms(
+        self, query: Tensor, keys: KeySet, logits: Tensor, values: Tensor, beta: Tensor
+    ) -> LevyMoments:
+        """:meth:`moments` from the ``(B, H, Q, L)`` logits, values and β of :meth:`_logits`."""
         # Softmax and its log-normaliser from one exp pass (torch.logsumexp would take a second).
         top = logits.amax(-1, keepdim=True)
         unnormalised = _exp_or_zero(logits - top)
@@ -511,15 +634,12 @@ class LevyAttention(nn.Module):
         return out
 
     def _project(self, query: Tensor, keys: KeySet) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """Unit-norm per-head queries scaled by β, unit-norm keys, values, and β."""
-        beta = self.log_sharpness.exp()[None, :, None, None]
-        q = _split_heads(self.q_proj(query), self.num_heads)
-        k = _split_heads(self.k_proj(keys.key), self.num_heads)
+        """Per-head queries, keys and values ``(B, H, ·, d)``, and β ``(1, H, 1, 1)``."""
         return (
-            q * (beta / _norm(q)),
-            k / _norm(k),
+            _split_heads(self.q_proj(query), self.num_heads),
+            _split_heads(self.k_proj(keys.key), self.num_heads),
             _split_heads(self.v_proj(keys.value), self.num_heads),
-            beta,
+            self.log_sharpness.exp()[None, :, None, None],
         )
 
     def _logits(
@@ -527,6 +647,7 @@ class LevyAttention(nn.Module):
     ) -> tuple[Tensor, Tensor, Tensor]:
         """``β cos + log w`` (padding at a huge negative value) ``(B, H, Q, L)``, values, β."""
         q, k, v, beta = self._project(query, keys)
+        q, k = _unit(q, k, beta)
         logits = q @ k.transpose(-1, -2)
         bias = self._bias(keys, query_times, logits)
         return (logits if bias is None else logits + bias), v, beta
@@ -534,8 +655,9 @@ class LevyAttention(nn.Module):
     def forward(self, query: Tensor, keys: KeySet, query_times: Tensor | None = None) -> Tensor:
         """Exact expectation ``E[Y]`` with heads concatenated, shape ``(B, Q, E)``.
 
-        The result equals the ``mean`` of :meth:`moments`, computed by one fused attention
-        kernel without materialising the weights.
+        The result equals the ``mean`` of :meth:`moments`: one attention product gives ``μ``
+        and the log-normaliser that gives ``Λ`` (without autograd on a CPU, one fused kernel
+        that never materialises the weights).
 
         Parameters
         ----------
@@ -560,65 +682,13 @@ class LevyAttention(nn.Module):
         >>> bool(torch.allclose(y, mean.transpose(1, 2).reshape(2, 3, 8), atol=1e-5))
         True
         """
-        # Buffers are laid out (B, L, H, d) like the projections, so filling them never
-        # transposes; the kernel takes the (B, H, L, d) views as they are.
         b, q_len, _ = query.shape
-        if _can_fuse(query):
-            # No autograd: the kernel's logsumexp gives Λ (log Σ κ w = lse − β), so the
-            # sentinel key below, which keeps Λ differentiable, is not needed.
-            q, k, v, beta = self._project(query, keys)
-            mask = self._bias(keys, query_times, q)
-            out, lse = _FLASH_CPU(q, k, v, 0.0, False, attn_mask=mask, scale=1.0)
-            p0 = torch.exp(-self._log_evidence(lse, beta).exp())[..., None]
-            prior_mean = self.prior(query, keys)[0].to(out.dtype)
-            mean = torch.lerp(out, prior_mean, p0)  # (1 − p₀) μ + p₀ m₀
-            return mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
-        l_len, h, d = keys.key.shape[1], self.num_heads, self.head_dim
-        beta = self.log_sharpness.exp()
-        q = self.q_proj(query).view(b, q_len, h, d)
-        k = self.k_proj(keys.key).view(b, l_len, h, d)
-        v = self.v_proj(keys.value).view(b, l_len, h, d)
-        bias = self._bias(keys, query_times, q)
-        # Fused softmax attention never exposes its normaliser, but Λ needs it. A sentinel key
-        # with logit β (zero key vector, bias β) and two extra value channels recovers it
-        # exactly: channel d sums the real keys' weights (1 − a_s), channel d + 1 is the
-        # sentinel's weight a_s, so Σ_j κ_ij w_ij = (1 − a_s)/a_s with no cancellation.
-        # Queries and keys get two zero dimensions (the kernel needs equal head sizes). Each
-        # elementwise pass over the buffers costs about as much as the kernel itself on a CPU,
-        # so every entry is written once.
-        q_ext = q.new_empty(b, q_len, h, d + 2)
-        k_ext = k.new_empty(b, l_len + 1, h, d + 2)
-        _scaled_into(q, beta[:, None] / _norm(q), q_ext[..., :d])
-        _scaled_into(k, 1 / _norm(k), k_ext[:, :l_len, :, :d])
-        q_ext[..., d:] = 0.0
-        k_ext[:, :l_len, :, d:] = 0.0
-        k_ext[:, l_len] = 0.0
-        v_ext = v.new_empty(b, l_len + 1, h, d + 2)
-        v_ext[:, :l_len, :, :d] = v
-        v_ext[:, :l_len, :, d] = 1.0
-        v_ext[:, :l_len, :, d + 1] = 0.0
-        v_ext[:, l_len, :, : d + 1] = 0.0
-        v_ext[:, l_len, :, d + 1] = 1.0
-        if bias is None:
-            bias = q.new_zeros(1, 1, 1, l_len)
-        rows, cols = bias.shape[0], bias.shape[2]
-        bias_ext = q.new_empty(rows, h, cols, l_len + 1)
-        bias_ext[..., :l_len] = bias
-        bias_ext[..., l_len:] = beta[:, None, None]
-        out = F.scaled_dot_product_attention(
-            q_ext.transpose(1, 2),
-            k_ext.transpose(1, 2),
-            v_ext.transpose(1, 2),
-            attn_mask=bias_ext,
-            scale=1.0,
-        ).transpose(1, 2)  # (B, Q, H, d + 2)
-        real, sentinel = out[..., d : d + 1], out[..., d + 1 :]
-        p0 = torch.exp(-self.log_rate.exp()[:, None] * real / sentinel)
-        # (1 − p₀) μ + p₀ m₀ with μ = out / real, folded into one pass over the output.
-        scale = (1 - p0) / real.clamp(min=torch.finfo(q.dtype).tiny)
-        prior_mean = self.prior(query, keys)[0].transpose(1, 2)  # (B or 1, Q or 1, H, d)
-        mean = out[..., :d] * scale + p0 * prior_mean
-        return mean.reshape(b, q_len, self.embed_dim)
+        q, k, v, beta = self._project(query, keys)
+        mu, lse = _attend(q, k, beta, v, self._bias(keys, query_times, q))
+        p0 = torch.exp(-self._log_evidence(lse, beta).exp())[..., None]
+        prior_mean = self.prior(query, keys)[0].to(mu.dtype)
+        mean = torch.lerp(mu, prior_mean, p0)  # (1 − p₀) μ + p₀ m₀
+        return mean.transpose(1, 2).reshape(b, q_len, self.embed_dim)
 
     def _log_evidence(self, lse: Tensor, beta: Tensor) -> Tensor:
         """``log Λ = log ρ + logsumexp_j(β cos + log w) − β`` from ``(B, H, Q)`` lse."""
@@ -639,9 +709,9 @@ class LevyAttention(nn.Module):
 
         Query ``i`` reads its target ``c_i`` through ``u_i = Σ_h weight[c_i, h]ᵀ Y_ih +
         bias[c_i]``: the same numbers as :meth:`moments` followed by
-        :func:`readout_moments`, which is what runs under autograd. Without autograd on a
-        CPU, one fused attention kernel per group of ``head_dim`` target columns computes
-        them without materialising the ``(B, H, Q, L)`` weights.
+        :func:`readout_moments`, from one attention product over the values seen through
+        every target's readout and their squares (without autograd on a CPU, fused kernels
+        that never materialise the ``(B, H, Q, L)`` weights).
 
         Parameters
         ----------
@@ -658,8 +728,8 @@ class LevyAttention(nn.Module):
         expect : (Tensor, Tensor), optional
             ``(T', H, d)`` weights and ``(T',)`` biases of a second per-target affine
             readout, of which only the expectation ``E[u'] = Σ_h weight'[c_i, h]ᵀ E[Y_ih] +
-            bias'[c_i]`` is needed (e.g. the input of a variance head); the fused path gets
-            it from the same kernel calls.
+            bias'[c_i]`` is needed (e.g. the input of a variance head); it comes from the
+            same attention product.
 
         Returns
         -------
@@ -682,57 +752,44 @@ class LevyAttention(nn.Module):
         >>> mean.shape, evidence.shape
         (torch.Size([2, 3]), torch.Size([2, 3, 2]))
         """
-        if not _can_fuse(query):
-            m = self.moments(query, keys, query_times)
-            mean, variance, disagreement = readout_moments(
-                m, weight[query_channels], bias[query_channels]
-            )
-            out = (mean, variance, m.evidence.transpose(1, 2), disagreement)
-            if expect is None:
-                return out
-            w, b = expect[0][query_channels], expect[1][query_channels]
-            return (*out, torch.einsum("bhqd,bqhd->bq", m.mean, w) + b)
         q, k, v, beta = self._project(query, keys)
-        mask = self._bias(keys, query_times, q)
         # Every key's value seen through every target's readout, s (B, H, L, T), shifted by the
-        # first key's (ref) so that Σ a s² − (Σ a s)² cancels little. The kernel averages s and
-        # s² like values, head_dim columns per call (it needs equal head sizes), and returns
-        # the logsumexp that gives Λ; wᵀμ = ref + Σ a (s − ref), so μ itself is never formed.
-        # The expect readout's values, v through its weights, ride along in spare columns.
+        # first key's (ref) so that Σ a s² − (Σ a s)² cancels little. One attention product
+        # averages s and s² like values and returns the logsumexp that gives Λ; wᵀμ = ref +
+        # Σ a (s − ref), so μ itself is never formed. The expect readout's values, v through
+        # its weights, ride along as more columns.
+        n_targets = len(weight)
         s = torch.einsum("bhld,thd->bhlt", v, weight)
         ref = s[:, :, :1]
-        n_targets, d = s.shape[-1], v.shape[-1]
-        n_expect = 0 if expect is None else expect[0].shape[0]
-        used = 2 * n_targets + n_expect
-        columns = s.new_empty(*s.shape[:3], -(-used // d) * d)
-        shifted = torch.sub(s, ref, out=columns[..., :n_targets])
-        torch.mul(shifted, shifted, out=columns[..., n_targets : 2 * n_targets])
+        shifted = s - ref
+        columns = [shifted, shifted * shifted]
         if expect is not None:
-            columns[..., 2 * n_targets : used] = torch.einsum("bhld,thd->bhlt", v, expect[0])
-        columns[..., used:] = 0.0
-        parts = [
-            _FLASH_CPU(q, k, part, 0.0, False, attn_mask=mask, scale=1.0)
-            for part in columns.split(d, dim=-1)
-        ]
-        averaged = torch.cat([out for out, _ in parts], dim=-1)
+            columns.append(torch.einsum("bhld,thd->bhlt", v, expect[0]))
+        mask = self._bias(keys, query_times, q)
+        averaged, lse = _attend(q, k, beta, torch.cat(columns, dim=-1), mask)
         index = query_channels[:, None, :].expand(*averaged.shape[:3])  # (B, H, Q)
-        first = averaged[..., :n_targets].gather(-1, index[..., None])[..., 0]
-        second = averaged[..., n_targets : 2 * n_targets].gather(-1, index[..., None])[..., 0]
+        first = _pick(averaged[..., :n_targets], index)
+        second = _pick(averaged[..., n_targets : 2 * n_targets], index)
         disagreement = (second - first * first).clamp(min=0.0)
-        centre = first + ref[:, :, 0].gather(-1, index)  # wᵀμ
+        centre = first + _pick(ref, index)  # wᵀμ
         prior = self.prior(query, keys)
-        prior_mean, prior_spread = _project_prior(*prior, weight[query_channels])
-        evidence = self._log_evidence(parts[0][1], beta).exp()
+        prior_mean, prior_spread = _project_prior(*prior, _per_query(weight, query_channels))
+        evidence = self._log_evidence(lse, beta).exp()
         out = _readout_heads(
-            centre, prior_mean, prior_spread, evidence, disagreement, bias[query_channels]
+            centre,
+            prior_mean,
+            prior_spread,
+            evidence,
+            disagreement,
+            _per_query(bias, query_channels),
         )
         if expect is None:
             return out
         # E[u'] per head: (1 − p₀) w'ᵀμ + p₀ w'ᵀm₀, summed over heads, plus the bias.
-        centre = averaged[..., 2 * n_targets : used].gather(-1, index[..., None])[..., 0]
-        prior_mean = _project_prior(*prior, expect[0][query_channels])[0]
+        centre = _pick(averaged[..., 2 * n_targets :], index)
+        prior_mean = _project_prior(*prior, _per_query(expect[0], query_channels))[0]
         expected = torch.lerp(centre, prior_mean, torch.exp(-evidence)).sum(1)
-        return (*out, expected + expect[1][query_channels])
+        return (*out, expected + _per_query(expect[1], query_channels))
 
     @torch.no_grad()
     def sample(
@@ -743,7 +800,8 @@ class LevyAttention(nn.Module):
         *,
         n_samples: int = 1,
         generator: torch.Generator | None = None,
-    ) -> Tensor:
+        return_mean: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
         """Draw outputs from the Poisson construction itself (the definition, no closed form).
 
         By superposition each key ``j`` receives an independent count
@@ -759,11 +817,16 @@ class LevyAttention(nn.Module):
             Number of independent draws.
         generator : torch.Generator, optional
             Source of randomness, for reproducible draws.
+        return_mean : bool, default=False
+            Also return the closed-form ``E[Y]``, from the same logits (what :meth:`forward`
+            returns, with the heads apart), so a caller needs no second attention pass.
 
         Returns
         -------
-        Tensor
+        draws : Tensor
             ``(n_samples, B, H, Q, d)`` draws of every head's output.
+        mean : Tensor
+            Only with ``return_mean``: ``E[Y]``, ``(B, H, Q, d)``.
 
         Examples
         --------
@@ -781,14 +844,34 @@ class LevyAttention(nn.Module):
         True
         """
         logits, values, beta = self._logits(query, keys, query_times)
+        m = self._closed_forms(query, keys, logits, values, beta)
         # Intensity mass of each key, straight from the definition: ρ κ_ij w_ij.
         rates = _exp_or_zero(self.log_rate[None, :, None, None] + logits - beta)
         counts = torch.poisson(rates.expand(n_samples, *rates.shape), generator=generator)
         total = counts.sum(-1, keepdim=True)
         y = (counts @ values) / total.clamp(min=1)
-        prior_mean, prior_var = (p.to(y.dtype) for p in self.prior(query, keys))
+        prior_mean, prior_var = (p.to(y.dtype) for p in (m.prior_mean, m.prior_var))
         noise = torch.randn(y.shape, dtype=y.dtype, device=y.device, generator=generator)
-        return torch.where(total > 0, y, prior_mean + prior_var.sqrt() * noise)
+        draws = torch.where(total > 0, y, prior_mean + prior_var.sqrt() * noise)
+        return (draws, m.mean) if return_mean else draws
+
+
+def _pick(columns: Tensor, index: Tensor) -> Tensor:
+    """Every query's own target column: ``(B, H, Q or 1, T)`` columns, ``(B, H, Q)`` index.
+
+    With one target it is a view, which spares the gather and its backward's scatter.
+    """
+    if columns.shape[-1] == 1:
+        return columns[..., 0]
+    return columns.expand(*index.shape, -1).gather(-1, index.unsqueeze(-1))[..., 0]
+
+
+def _per_query(table: Tensor, index: Tensor) -> Tensor:
+    """``table[index]``; with one row (one target), a broadcast view of it instead, which
+    spares the indexing and its backward's scatter."""
+    if len(table) == 1:
+        return table[0].expand(*index.shape, *table.shape[1:])
+    return table[index]
 
 
 def readout_moments(

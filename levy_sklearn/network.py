@@ -692,14 +692,15 @@ class LevyNet(nn.Module):
         query_times = query_times.to(dtype)
         keys = self._memory(times, channels, values, mask.bool())
         q = self._queries(query_times, query_channels)
-        draws = self.cross.sample(
-            q, keys, query_times, n_samples=n_samples, generator=generator
-        )  # (S, B, H, Q, d)
+        draws, mean = self.cross.sample(
+            q, keys, query_times, n_samples=n_samples, generator=generator, return_mean=True
+        )  # (S, B, H, Q, d) and (B, H, Q, d)
         weight = self.readout_weight[query_channels]  # (B, Q, H, d)
         out = torch.einsum("sbhqd,bqhd->sbq", draws, weight) + self.readout_bias[query_channels]
         out = out + self._lag_shift(times, channels, values, mask, query_times, query_channels)
         if self.noise_head:
-            y = self.cross(q, keys, query_times)  # E[Y], as the readout's expect sees it
+            # E[Y] with the heads side by side, as the readout's expect sees it.
+            y = mean.transpose(1, 2).reshape(*q.shape)
             std = self._head_variance(y, query_channels).sqrt()
             noise = torch.randn(out.shape, dtype=out.dtype, device=out.device, generator=generator)
             out = out + std * noise

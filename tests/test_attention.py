@@ -201,6 +201,20 @@ def test_closed_forms_match_monte_carlo(seed, heads, windowed, rate, count_prior
     assert ((dev.mean(0) - var_u).abs() <= 4 * dev.std(0) / math.sqrt(N_DRAWS)).all()
 
 
+def test_sampler_returns_the_closed_form_mean_without_a_second_pass():
+    layer = random_layer(4, n_heads=3, n_windowed=1, count_prior=True)
+    q, kv, qt, kt, mask = random_inputs(4)
+    keys = KeySet(kv, kv, kt, mask)
+    gen = torch.Generator().manual_seed(0)
+    draws, mean = layer.sample(q, keys, qt, n_samples=5, generator=gen, return_mean=True)
+    # The same draws as without the mean, and the mean of moments and forward.
+    again = layer.sample(q, keys, qt, n_samples=5, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(draws, again)
+    torch.testing.assert_close(mean, layer.moments(q, keys, qt).mean, rtol=0, atol=0)
+    with torch.no_grad():
+        torch.testing.assert_close(mean.transpose(1, 2).reshape(q.shape), layer(q, keys, qt))
+
+
 def _moments(layer, q, kv, qt, kt, mask):
     return layer.moments(q, KeySet(kv, kv, kt, mask), qt)
 
@@ -370,6 +384,30 @@ def test_gradcheck_layer_float64():
 
     args = tuple(x.requires_grad_() for x in (q, kv, qt, kt))
     assert torch.autograd.gradcheck(fn, args)
+
+
+@pytest.mark.parametrize("n_targets", [1, 3])
+def test_gradcheck_readout_float64(n_targets):
+    # Under autograd the readout runs the custom Function _Attend with its closed-form
+    # backward (softmax, logsumexp and the q/k normalisation), one target through views.
+    layer = random_layer(11, count_prior=True)
+    q, kv, qt, kt, mask = random_inputs(11, batch=2, n_query=2, n_key=4)
+    g = torch.Generator().manual_seed(n_targets)
+    weight, expect_weight = (
+        torch.randn(n_targets, 2, 3, generator=g, dtype=torch.float64) for _ in range(2)
+    )
+    bias, expect_bias = (
+        torch.randn(n_targets, generator=g, dtype=torch.float64) for _ in range(2)
+    )
+    channels = torch.randint(0, n_targets, q.shape[:2], generator=g)
+
+    def fn(q, kv, qt, kt, weight, bias, expect_weight, expect_bias):
+        keys = KeySet(kv, kv, kt, mask)
+        expect = (expect_weight, expect_bias)
+        return layer.readout(q, keys, weight, bias, channels, qt, expect=expect)
+
+    args = (q, kv, qt, kt, weight, bias, expect_weight, expect_bias)
+    assert torch.autograd.gradcheck(fn, tuple(x.requires_grad_() for x in args))
 
 
 def test_bad_configuration_errors():
