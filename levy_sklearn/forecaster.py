@@ -905,33 +905,38 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         calibration, and with a warning when too few windows could be held out."""
         if self.calibration_fraction_ <= 0:
             return LeadCalibration.identity(self.n_channels_)
-        return self._calibration_from([self._scores(self._windows(times, values, part, seed))])
+        return self._calibration_from([self._held_out(self._windows(times, values, part, seed))])
 
-    def _scores(self, windows: SeriesWindows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The σ-normalised scores ``|y − ŷ| / σ`` of ``net_``'s forecasts of the held-out
-        windows, with their channels and leads (the time from the channel's last context
-        observation to the target)."""
+    def _held_out(self, windows: SeriesWindows) -> tuple[np.ndarray, ...]:
+        """``net_``'s forecasts of held-out windows: targets, means and σ in the windows'
+        normalised units (measured from each window's level, the anchor), channels and
+        leads (the time from the channel's last context observation to the target)."""
         if not windows.series.size:
-            return np.empty(0), np.empty(0, int), np.empty(0)
+            return np.empty(0), np.empty(0), np.empty(0), np.empty(0, int), np.empty(0)
         out = self.net_.predict_moments(windows.tokens)
         chans = windows.tokens["query_channels"]
         ages = np.take_along_axis(_channel_ages(windows.tokens, self.n_channels_), chans, axis=1)
         held = windows.query_valid & np.isfinite(windows.targets)
-        # The window and series scales cancel: the score is the same in data units.
-        scores = np.abs(windows.targets - out.mean) / np.sqrt(out.variance)
         lead = windows.tokens["query_times"] + ages
-        return scores[held], chans[held], lead[held]
+        # The window and series scales cancel in the scores: the same in data units.
+        return (
+            windows.targets[held],
+            out.mean[held],
+            np.sqrt(out.variance[held]),
+            chans[held],
+            lead[held],
+        )
 
-    def _calibration_from(
-        self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
-    ) -> LeadCalibration:
-        """σ-normalised split-conformal calibration on held-out scores (pooled over
-        ``parts``, each from :meth:`_scores`), by channel and lead."""
-        scores, chans, leads = (np.concatenate(p) for p in zip(*parts, strict=True))
+    def _calibration_from(self, parts: list[tuple[np.ndarray, ...]]) -> LeadCalibration:
+        """Split-conformal calibration of σ, by channel and lead, on held-out forecasts
+        (pooled over ``parts``, each from :meth:`_held_out`), the mean shrunk towards the
+        window's level where that forecast the held-out data better
+        (:meth:`~levy_sklearn.uncertainty.LeadCalibration.fit_forecasts`)."""
+        pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
         reason = "no calibration window could be cut"
-        if scores.size:
+        if pooled[0].size:
             try:
-                return LeadCalibration.fit(scores, chans, leads, self.n_channels_)
+                return LeadCalibration.fit_forecasts(*pooled, self.n_channels_)
             except ValueError as err:  # too few held-out forecasts for a channel
                 reason = str(err)
         warnings.warn(
@@ -994,7 +999,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             axis.calibration_fraction_ = _AUTO_CALIBRATION_FRACTION
             axis.net_ = train(axis._windows(times, values, "train", seed))
             held_out = axis._windows(times, values, "calibrate", seed)
-            return axis.net_, axis._calibration_from([axis._scores(held_out)])
+            return axis.net_, axis._calibration_from([axis._held_out(held_out)])
 
         def windows(series: np.ndarray, part: str = "all") -> SeriesWindows:
             picked = np.flatnonzero(series)
@@ -1010,7 +1015,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         parts = []
         for fold in range(n_scored):
             axis.net_ = train(windows(folds != fold))
-            parts.append(axis._scores(windows(folds == fold, "held_out")))
+            parts.append(axis._held_out(windows(folds == fold, "held_out")))
         if n_scored > 1:
             axis.net_ = train(windows(np.ones(n, bool)))
         return axis.net_, axis._calibration_from(parts)
@@ -1296,7 +1301,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             # cutoff, or a channel silent for longer than the others, counts as horizon too.
             rel = (t_all[i][k] - windows.origins[w])[:, None] + age[w]
             q = (k.size + 1) * n_ch
-            m, s2 = to_data_units(out.mean[w, :q], out.variance[w, :q], loc[w, :q], scale[w, :q])
+            # The network's forecast, weighed against the window's level by lead (the
+            # calibration's mean weight; the horizon query only lends its variance).
+            weight = np.ones((k.size + 1, n_ch))
+            weight[:-1] = self.calibration_.mean_weight_at(
+                np.broadcast_to(np.arange(n_ch), rel.shape), rel
+            )
+            m, s2 = to_data_units(
+                weight.ravel() * out.mean[w, :q], out.variance[w, :q], loc[w, :q], scale[w, :q]
+            )
             m, s2 = m.reshape(k.size + 1, n_ch), s2.reshape(k.size + 1, n_ch)
             scale2 = scale[w, :q] ** 2  # variances and their parts scale alike
             mean[i, k] = m[:-1]

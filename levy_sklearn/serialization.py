@@ -60,8 +60,12 @@ _DATE_TIME = (1980, 1, 1, 0, 0, 0)
 _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PROTO opcode
 # Hyperparameters and state fields added since format 1 was fixed: a file without them was
 # written before they existed and loads with their default (calibration_folds changes how a
-# later pretrain trains; a calibration without centres is read by lead bin, as it was).
-_ADDED_SINCE_V1 = {"LevyForecaster": {"calibration_folds"}, "LeadCalibration": {"centres"}}
+# later pretrain trains; a calibration without centres is read by lead bin, and one without
+# mean weights keeps the network's forecast, as they were).
+_ADDED_SINCE_V1 = {
+    "LevyForecaster": {"calibration_folds"},
+    "LeadCalibration": {"centres", "mean_weight"},
+}
 # Array kinds a file may hold: bool, integers, floats, complex, datetime, timedelta, text.
 # Object ("O") and structured ("V") arrays would need pickle or carry arbitrary layouts.
 _ARRAY_KINDS = frozenset("biufcmMU")
@@ -147,7 +151,7 @@ def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
     return {
         "LeadCalibration": (
             LeadCalibration,
-            ("quantiles", "second_moment", "edges", "n_scores", "centres"),
+            ("quantiles", "second_moment", "edges", "n_scores", "centres", "mean_weight"),
         ),
         "ConformalIntervals": (ConformalIntervals, ("_mean", "_std", "_y")),
     }

@@ -123,3 +123,35 @@ def test_at_least_is_at_least_both_everywhere_read_by_lead_or_by_bin():
         assert (
             v >= np.maximum(a.variance_factor(ch, lead), b.variance_factor(ch, lead)) - 1e-12
         ).all()
+
+
+def test_mean_weight_is_the_least_absolute_error_weight_and_keeps_coverage():
+    from scipy.optimize import minimize_scalar
+
+    rng = np.random.default_rng(8)
+
+    def forecasts(n):
+        """Forecasts that overshoot near leads (truth 0.6·mean) and are right further out."""
+        leads = rng.uniform(0, 10, n)
+        means = rng.normal(size=n)
+        slope = np.where(leads < 5, 0.6, 1.0)
+        targets = slope * means + 0.3 * rng.standard_t(5, n)
+        return targets, means, np.full(n, 0.3), np.zeros(n, int), leads
+
+    t, m, s, ch, lead = forecasts(4_000)
+    cal = LeadCalibration.fit_forecasts(t, m, s, ch, lead, 1)
+    bins = np.searchsorted(cal.edges, lead, side="right")
+    for b in range(cal.n_bins):
+        sel = bins == b
+        best = minimize_scalar(
+            lambda w, sel=sel: np.abs(t[sel] - w * m[sel]).sum(), bounds=(0, 1), method="bounded"
+        ).x
+        assert abs(cal.mean_weight[0, b] - best) <= 0.025 + 1e-9  # the grid's half step
+    near, far = cal.mean_weight_at(np.zeros(2, int), np.array([0.0, 10.0]))
+    assert near == pytest.approx(0.6, abs=0.05) and far == pytest.approx(1.0, abs=0.05)
+    # Fresh forecasts, shrunk as a prediction is, are covered at nominal.
+    t, m, s, ch, lead = forecasts(20_000)
+    shrunk = cal.mean_weight_at(ch, lead) * m
+    for coverage in (0.5, 0.9):
+        inside = np.abs(t - shrunk) <= s * cal.quantile(coverage, ch, lead)
+        assert abs(inside.mean() - coverage) < 0.015
