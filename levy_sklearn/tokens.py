@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["TOKEN_KEYS", "tokens_from_rows", "tokens_from_events", "take_tokens"]
+__all__ = ["TOKEN_KEYS", "tokens_from_rows", "tokens_from_events"]
 
 #: Keys of a token dict (each an array with one row per sample): observation ``times``,
 #: ``channels``, ``values`` and padding ``mask``, then the ``query_times`` and

@@ -26,25 +26,9 @@ from torch.utils.data import default_convert
 from .network import LevyNet, LevyNetOutput
 from .tokens import take_tokens
 
-__all__ = [
-    "BaseLRScheduler",
-    "FitProgressBar",
-    "GaussianScore",
-    "LevyNeuralNet",
-    "LOSSES",
-    "NET_PARAMS",
-    "PREDICT_BATCH_BYTES",
-    "SAMPLE_WEIGHT",
-    "RECIPES",
-    "TokenDataset",
-    "check_device",
-    "continue_levy_net",
-    "epoch_budget",
-    "fit_levy_net",
-    "make_levy_net",
-    "predict_in_chunks",
-    "seeded",
-]
+# What a user calls: the skorch net for a LevyNet of one's own, its loss and the progress bar
+# of verbose=1. The rest is the front-ends' shared plumbing, importable but not promised.
+__all__ = ["FitProgressBar", "GaussianScore", "LevyNeuralNet"]
 
 #: Training objectives (``loss``): closed-form Gaussian CRPS, Gaussian negative
 #: log-likelihood, β-NLL (the NLL weighted by ``stop_gradient(σ^{2β})``, β = 0.5), or squared

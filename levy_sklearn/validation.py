@@ -6,7 +6,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["check_magnitude", "column_scaling"]
+# The front-ends' shared checks: importable, not part of the public API.
+__all__: list[str] = []
 
 # Largest target magnitude accepted (see check_magnitude).
 _MAX_MAGNITUDE = 1e150

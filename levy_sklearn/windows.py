@@ -20,16 +20,9 @@ import pandas as pd
 
 from .tokens import tokens_from_events
 
-__all__ = [
-    "NORMALIZATIONS",
-    "SeriesWindows",
-    "index_kind",
-    "index_to_time",
-    "infer_seasonal_period",
-    "median_spacing",
-    "series_windows",
-    "span_in_units",
-]
+# What a user calls to cut windows for a front-end of one's own; the time-axis helpers are the
+# forecaster's plumbing, importable but not promised.
+__all__ = ["SeriesWindows", "infer_seasonal_period", "series_windows"]
 
 #: Instance normalisations a window accepts (``normalization`` of :func:`series_windows`
 #: and of the forecaster): subtract the context's last observation, its least-squares line
