@@ -280,81 +280,20 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     r"""Probabilistic forecaster for irregular, multivariate series and panels (Lévy attention).
 
     Each observed cell of ``y`` is a token ``(time, channel, value)``; ``NaN`` means "not
-    observed" (no token, never imputed). Training windows are cut in continuous time: for
-    every cutoff (a time point of the series), the context is what was observed in the
-    ``context_length`` before it and the targets are the observations in the
-    ``max_horizon`` after it. Times are measured in a time unit (the median spacing of the
-    training data) relative to the cutoff; values are standardised per channel, then
-    normalised per window (instance normalisation: ``normalization="last"`` subtracts each
-    channel's last observation, so the network forecasts the change from it and levels
-    beyond the training range carry over) and divided by a scale that never falls below the
-    scale of the series' whole history up to the cutoff (so a sparse or gappy window cannot
-    shrink σ). One forward pass gives the mean and the closed-form Lévy variance of every
-    forecast, mapped back to data units (variances by the square of the scales).
-
-    Uncertainty grows where it should: the network is trained with a proper scoring rule on
-    all horizons up to ``max_horizon``, so σ follows the errors each horizon makes and grows
-    with the horizon on the whole, though not step by step (on the regular series of
-    ``benchmarks/forecasters.py`` it dips between consecutive steps in up to half of the
-    steps, and the twelfth step's σ is 1.0–1.8 times the first's); horizons count from the
-    last observation (a window's time origin), so a gap before the cutoff lengthens them and
-    σ grows across gaps; a sparse history gives the attention little evidence (``Λ``, which
-    counts observations only), and as evidence runs out the output moves to the learned prior
-    of the output layer, whose spread training with thinned and gap-cut windows
-    (``observation_dropout``) teaches. Beyond ``max_horizon`` (no training signal there) the
-    mean is the network's extrapolation and the variance is floored by the variance at
-    ``max_horizon`` after the window's origin times ``horizon / max_horizon`` (random-walk
-    growth), where a channel's horizon counts from its own last observation in the context:
-    a channel silent for longer than the others (a lab value drawn hours before the last
-    heart rate) is forecast as far ahead as it really is, not from the other channels' last
-    report. The floor is conservative: for a channel silent for less than ``max_horizon``
-    it steps up where the channel's own horizon passes ``max_horizon``. A channel silent
-    for longer than ``context_length`` keeps its last observation in the window's context,
-    so the same holds for it (rather than the learned prior answering for it, whose σ can be
-    smaller than that of a channel seen recently).
-
-    A panel passed to ``fit`` trains one global model over all its series and forecasts each
-    of them. A relative ``fh`` counts from each series' own last time point, as sktime's
-    vectorised forecasters (e.g. ``NaiveForecaster``) do: on a panel whose series end at
-    different times, ``fh=[1, 2]`` forecasts every series one and two steps after its own end;
-    an absolute ``fh`` asks every series for the same times. ``pretrain(panel)`` followed by
-    ``fit(series)`` forecasts a series never seen in training: ``fit`` then keeps the
-    pretrained network (zero-shot) and only sets the series' context and scaling (and
-    calibrates, see ``calibration_fraction``).
-
-    ``fh`` may hold absolute time points anywhere after the cutoff (also between or far beyond
-    the training horizon), relative ``pd.Timedelta`` spans, or relative integer steps where
-    the index is regular (a ``freq``, a period or integer index, or evenly spaced
-    timestamps); integer steps on an irregular ``DatetimeIndex`` raise a ``ValueError`` that
-    asks for timestamps or Timedeltas. On a ``TimedeltaIndex``, give relative Timedeltas
-    (added to the cutoff) or integer steps: sktime's ``ForecastingHorizon`` cannot hold
-    absolute times of a ``TimedeltaIndex``. On a tz-aware series, absolute timestamps in
-    ``fh`` must carry a time zone too (any zone; forecasts are labelled in the series' zone):
-    tz-naive ones raise a ``ValueError`` that asks to localise them, as pandas refuses to
-    compare naive and aware times, and reading them as UTC would forecast another instant
-    (and likewise tz-aware ``fh`` on a naive series). A time at or before the cutoff
-    (in-sample) is forecast from what was observed strictly before it.
-
-    Every probabilistic output comes from :mod:`levy_sklearn.uncertainty`: the model's σ
-    calibrated by split conformal prediction per channel and lead (``calibration_``).
-    ``predict_interval`` and ``predict_quantiles`` read the calibrated quantile of each
-    level (so 50 %, 80 % and 95 % intervals are calibrated as well as 90 %);
-    ``predict_var`` is the calibrated variance and ``predict_proba`` the skpro ``Normal`` with
-    it. After ``pretrain`` the calibration comes from whole series held out of pretraining,
-    so it holds for a new subject drawn like them (subjects are exchangeable; time points
-    within one subject are not). ``fit`` and ``update`` keep the observed history of every
-    series (the context of later forecasts); ``self._y`` is not used.
-
-    ``NaN`` in ``y`` means "not observed"; ``±inf``, values beyond ``±1e150`` and repeated
-    time points within a series are rejected with a ``ValueError`` saying what to do. A
-    ``fit`` interrupted by ``KeyboardInterrupt`` (Ctrl-C) re-raises it and leaves the
-    forecaster unfitted; an interrupted ``pretrain`` leaves the earlier pretrained state (or
-    none) as it was.
-
-    Exogenous ``X`` is ignored (``capability:exogenous`` is ``False``): future values of
-    exogenous series would have to be supplied for every forecast time, which this
-    continuous-time model does not yet ask for. Pass related series as extra columns of
-    ``y`` instead; they become channels, forecast jointly.
+    observed" (no token, never imputed). Windows are cut in continuous time around cutoffs
+    (``context_length`` of context, ``max_horizon`` of targets), normalised per window, and
+    one forward pass gives the mean and the closed-form Lévy variance of every forecast;
+    horizons count from each channel's last observation, so σ grows across gaps, with the
+    horizon and as evidence runs out, and beyond ``max_horizon`` the variance grows like a
+    random walk's. A panel trains one global model; ``pretrain(panel)`` then ``fit(series)``
+    forecasts a series never seen (zero-shot). ``fh`` may hold absolute times anywhere after
+    the cutoff, relative Timedeltas, or integer steps on a regular index. Every probabilistic
+    output is calibrated per channel and lead (:mod:`levy_sklearn.uncertainty`,
+    ``calibration_``). Exogenous ``X`` is ignored; pass related series as extra columns of
+    ``y``. Bad input (``±inf``, values beyond ``±1e150``, repeated time points, integer
+    steps on an irregular index, tz-naive ``fh`` on a tz-aware series) is refused with a
+    ``ValueError`` that says what to do. The whole account, every rule spelled out, is in
+    the user guide: :doc:`/user_guide/how_the_forecaster_works`.
 
     Parameters
     ----------
@@ -364,7 +303,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         indexes only).
     max_horizon : float, int, str or pd.Timedelta, default=12
         Span after each training cutoff whose observations are training targets; the
-        forecaster is trained for forecasts up to this far ahead (see above for beyond).
+        forecaster is trained for forecasts up to this far ahead (beyond it the variance is
+        floored by random-walk growth).
     normalization : {"last", "trend", "mean", "none"}, default="last"
         Per-window instance normalisation of context and targets: remove each channel's last
         context observation (``"last"``: the network forecasts changes from a last-value
