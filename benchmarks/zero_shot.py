@@ -608,12 +608,13 @@ def run_panel(
     print(f"  {panel.name} seed {seed}: pretrain {cpu['Levy']:.1f} s CPU", flush=True)
 
     methods: dict[str, Callable[[pd.DataFrame, pd.DatetimeIndex], Forecasts]] = {
-        "last value": lambda h, fh: last_value.forecast(h, hours(fh)),
-        "GP": lambda h, fh: gp_forecast(h, hours(fh), last_value),
-        "MixedLM": mixed.forecast if mixed is not None else None,
-        "Levy": lambda h, fh: levy_forecast(forecaster, h, fh),
+        "last value": lambda h, fh: last_value.forecast(h, hours(fh))
     }
-    methods = {k: m for k, m in methods.items() if k in ("last value", "Levy", *peers)}
+    if "GP" in peers:
+        methods["GP"] = lambda h, fh: gp_forecast(h, hours(fh), last_value)
+    if mixed is not None:
+        methods["MixedLM"] = mixed.forecast
+    methods["Levy"] = lambda h, fh: levy_forecast(forecaster, h, fh)
     results = {name: MethodResult() for name in methods}
     targets: dict[str, list] = {k: [] for k in ("subject", "k", "channel", "time", "lead_h", "y")}
     failures: list[str] = []

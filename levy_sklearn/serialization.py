@@ -66,6 +66,8 @@ _ADDED_SINCE_V1 = {
     "LevyForecaster": {"calibration_folds"},
     "LeadCalibration": {"centres", "mean_weight"},
 }
+
+
 # Array kinds a file may hold: bool, integers, floats, complex, datetime, timedelta, text.
 # Object ("O") and structured ("V") arrays would need pickle or carry arbitrary layouts.
 _ARRAY_KINDS = frozenset("biufcmMU")
@@ -839,10 +841,7 @@ class _Reader(_PandasTags):
         if key not in self.state_classes:
             raise _refuse(f"unknown state class {key!r}.")
         names = set(self.state_classes[key][1])
-        if (
-            not isinstance(fields, dict)
-            or not names - _ADDED_SINCE_V1.get(key, set()) <= set(fields) <= names
-        ):
+        if not isinstance(fields, dict) or not _names_match(key, names, fields):
             raise _refuse(f"{key} needs exactly the fields {sorted(names)}.")
         obj = _build_state_object(key, {n: self.decode(v) for n, v in fields.items()})
         self.objects[_new_ref(ref, self.objects)] = obj
@@ -1168,6 +1167,12 @@ def _schema(key: str) -> tuple[tuple[str, ...], dict[str, tuple[type, ...]]]:
     return required, types
 
 
+def _names_match(key: str, expected: set[str], present: object) -> bool:
+    """Whether a file's names (``present``) are the ``expected`` ones of ``key``, those
+    added since format 1 optional."""
+    return expected - _ADDED_SINCE_V1.get(key, set()) <= set(present) <= expected
+
+
 def _check_schema(key: str, cls: type, state: Any) -> None:
     if not isinstance(state, dict) or set(state) != {"params", "attributes"}:
         raise _refuse(f"{_STATE} must hold exactly 'params' and 'attributes'.")
@@ -1175,7 +1180,7 @@ def _check_schema(key: str, cls: type, state: Any) -> None:
     if not isinstance(params, dict) or not isinstance(attributes, dict):
         raise _refuse(f"{_STATE}: 'params' and 'attributes' must be objects.")
     names = set(_param_names(cls))
-    if not names - _ADDED_SINCE_V1.get(key, set()) <= set(params) <= names:
+    if not _names_match(key, names, params):
         raise _refuse(
             f"schema mismatch: the hyperparameters of {key} are not those in the file "
             f"(missing: {sorted(names - set(params))}, unknown: {sorted(set(params) - names)}).",

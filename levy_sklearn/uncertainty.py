@@ -242,38 +242,35 @@ class LeadCalibration:
         """
         scores, leads = np.asarray(scores, float), np.asarray(leads, float)
         channels = np.asarray(channels, int)
-        counts = np.bincount(channels, minlength=n_channels)
-        if counts.min() < MIN_SCORES_PER_BIN:
-            raise ValueError(
-                f"{counts.min()} held-out forecasts for channel {int(counts.argmin())}; at "
-                f"least {MIN_SCORES_PER_BIN} per channel are needed to calibrate σ."
-            )
-        n_bins = int(min(MAX_BINS, counts.min() // MIN_SCORES_PER_BIN))
-        edges = np.quantile(leads, np.arange(1, n_bins) / n_bins) if n_bins > 1 else np.empty(0)
-        bins = np.searchsorted(edges, leads, side="right")
+        edges, bins, centres = _lead_bins(channels, leads, n_channels)
+        return cls._from_scores(scores, channels, bins, edges, centres, n_channels)
+
+    @classmethod
+    def _from_scores(
+        cls,
+        scores: np.ndarray,
+        channels: np.ndarray,
+        bins: np.ndarray,
+        edges: np.ndarray,
+        centres: np.ndarray,
+        n_channels: int,
+        mean_weight: np.ndarray | None = None,
+    ) -> LeadCalibration:
+        """The conformal quantiles and second moments of ``scores`` per channel and bin."""
+        n_bins = centres.size
         quantiles = np.empty((n_channels, n_bins, LEVELS.size))
         second = np.empty((n_channels, n_bins))
         n_scores = np.zeros((n_channels, n_bins), dtype=np.int64)
-        for ch in range(n_channels):
-            for b in range(n_bins):
-                s = np.sort(scores[(channels == ch) & (bins == b)])
-                if s.size < MIN_SCORES_PER_BIN:  # a thin bin: the channel's scores
-                    s = np.sort(scores[channels == ch])
-                rank = np.minimum(np.ceil((s.size + 1) * LEVELS).astype(int), s.size)
-                quantiles[ch, b] = s[rank - 1]
-                second[ch, b] = np.mean(s**2)
-                n_scores[ch, b] = s.size
+        for ch, b, members in _groups(channels, bins, n_channels, n_bins):
+            s = np.sort(scores[members])
+            rank = np.minimum(np.ceil((s.size + 1) * LEVELS).astype(int), s.size)
+            quantiles[ch, b] = s[rank - 1]
+            second[ch, b] = np.mean(s**2)
+            n_scores[ch, b] = s.size
         # Never narrower further ahead.
         quantiles = np.maximum.accumulate(quantiles, axis=1)
         second = np.maximum.accumulate(second, axis=1)
-        # A bin left empty by tied leads (a regular series' leads are multiples of its
-        # step) is centred on its lower edge; ties read as a step.
-        lower = np.concatenate([edges[:1], edges])[:n_bins] if n_bins > 1 else np.zeros(1)
-        centres = np.array(
-            [np.median(leads[bins == b]) if (bins == b).any() else lower[b] for b in range(n_bins)]
-        )
-        centres = np.maximum.accumulate(centres)
-        return cls(quantiles, second, edges, n_scores, centres)
+        return cls(quantiles, second, edges, n_scores, centres, mean_weight)
 
     @classmethod
     def fit_forecasts(
@@ -326,21 +323,15 @@ class LeadCalibration:
         targets, means = np.asarray(targets, float), np.asarray(means, float)
         sigmas, leads = np.asarray(sigmas, float), np.asarray(leads, float)
         channels = np.asarray(channels, int)
-        plain = cls.fit(np.abs(targets - means) / sigmas, channels, leads, n_channels)
-        bins = plain._bins(leads)
+        edges, bins, centres = _lead_bins(channels, leads, n_channels)
         grid = np.arange(20, -1, -1) / 20  # from 1: argmin keeps the larger weight of a tie
-        weight = np.ones((n_channels, plain.n_bins))
-        for ch in range(n_channels):
-            for b in range(plain.n_bins):
-                sel = (channels == ch) & (bins == b)
-                if sel.sum() < MIN_SCORES_PER_BIN:  # a thin bin: the channel's forecasts
-                    sel = channels == ch
-                err = np.abs(targets[sel, None] - grid * means[sel, None]).sum(axis=0)
-                weight[ch, b] = grid[np.argmin(err)]
-        shrunk = plain._read(weight, channels, leads) * means
-        cal = cls.fit(np.abs(targets - shrunk) / sigmas, channels, leads, n_channels)
-        cal.mean_weight = weight
-        return cal
+        weight = np.ones((n_channels, centres.size))
+        for ch, b, members in _groups(channels, bins, n_channels, centres.size):
+            err = np.abs(targets[members, None] - grid * means[members, None]).sum(axis=0)
+            weight[ch, b] = grid[np.argmin(err)]
+        shrunk = _read_at(weight, channels, leads, edges, centres) * means
+        scores = np.abs(targets - shrunk) / sigmas
+        return cls._from_scores(scores, channels, bins, edges, centres, n_channels, weight)
 
     def mean_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
         """The weight of the network's forecast against its anchor at each forecast.
@@ -397,20 +388,15 @@ class LeadCalibration:
             chans = np.arange(self.quantiles.shape[0])[:, None]
             at = np.broadcast_to(knots, (chans.size, knots.size))
 
-            def on_knots(table: np.ndarray) -> np.ndarray:  # (channel, bin[, level])
-                return np.maximum(
-                    *(
-                        np.stack([c._read(t[..., k], chans, at) for k in range(t.shape[-1])], -1)
-                        if t.ndim == 3
-                        else c._read(t, chans, at)
-                        for c, t in ((self, table(self)), (other, table(other)))
-                    )
-                )
-
             total = self.n_scores.sum(axis=1) + other.n_scores.sum(axis=1)
             return LeadCalibration(
-                on_knots(lambda c: c.quantiles),
-                on_knots(lambda c: c.second_moment),
+                np.maximum(
+                    self._read(self.quantiles, chans, at), other._read(other.quantiles, chans, at)
+                ),
+                np.maximum(
+                    self._read(self.second_moment, chans, at),
+                    other._read(other.second_moment, chans, at),
+                ),
                 (knots[1:] + knots[:-1]) / 2,
                 np.repeat(total[:, None], knots.size, axis=1),
                 knots,
@@ -442,17 +428,7 @@ class LeadCalibration:
         return np.searchsorted(self.edges, leads, side="right")
 
     def _read(self, table: np.ndarray, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
-        """``table`` (channel × bin) at each forecast: linear in lead between the centres
-        and flat beyond them, or the lead's bin without centres."""
-        if self.centres is None or self.n_bins == 1:
-            return table[channels, self._bins(leads)]
-        c = self.centres
-        lo = np.clip(np.searchsorted(c, leads, side="right") - 1, 0, c.size - 2)
-        width = c[lo + 1] - c[lo]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(width > 0, (leads - c[lo]) / width, leads >= c[lo + 1])
-        w = np.clip(w, 0.0, 1.0)
-        return (1 - w) * table[channels, lo] + w * table[channels, lo + 1]
+        return _read_at(table, channels, leads, self.edges, self.centres)
 
     def quantile(self, coverage: float, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
         """The calibrated half-width in units of σ of the central interval at ``coverage``.
@@ -507,3 +483,59 @@ class LeadCalibration:
         array([4.])
         """
         return self._read(self.second_moment, channels, leads)
+
+
+def _lead_bins(
+    channels: np.ndarray, leads: np.ndarray, n_channels: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Inner edges, bin of each score and centres of the lead bins: quantiles of the leads,
+    as many bins (up to ``MAX_BINS``) as the scarcest channel fills with
+    ``MIN_SCORES_PER_BIN`` scores each."""
+    counts = np.bincount(channels, minlength=n_channels)
+    if counts.min() < MIN_SCORES_PER_BIN:
+        raise ValueError(
+            f"{counts.min()} held-out forecasts for channel {int(counts.argmin())}; at "
+            f"least {MIN_SCORES_PER_BIN} per channel are needed to calibrate σ."
+        )
+    n_bins = int(min(MAX_BINS, counts.min() // MIN_SCORES_PER_BIN))
+    edges = np.quantile(leads, np.arange(1, n_bins) / n_bins) if n_bins > 1 else np.empty(0)
+    bins = np.searchsorted(edges, leads, side="right")
+    # A bin left empty by tied leads (a regular series' leads are multiples of its step) is
+    # centred on its lower edge; ties read as a step.
+    lower = np.concatenate([edges[:1], edges])[:n_bins] if n_bins > 1 else np.zeros(1)
+    centres = np.array(
+        [np.median(leads[bins == b]) if (bins == b).any() else lower[b] for b in range(n_bins)]
+    )
+    return edges, bins, np.maximum.accumulate(centres)
+
+
+def _groups(channels: np.ndarray, bins: np.ndarray, n_channels: int, n_bins: int):
+    """``(channel, bin, members)`` for every channel and lead bin: the members are the
+    channel's scores in the bin, or all the channel's in a thin bin (fewer than
+    ``MIN_SCORES_PER_BIN``)."""
+    for ch in range(n_channels):
+        for b in range(n_bins):
+            members = (channels == ch) & (bins == b)
+            if members.sum() < MIN_SCORES_PER_BIN:
+                members = channels == ch
+            yield ch, b, members
+
+
+def _read_at(
+    table: np.ndarray,
+    channels: np.ndarray,
+    leads: np.ndarray,
+    edges: np.ndarray,
+    centres: np.ndarray | None,
+) -> np.ndarray:
+    """``table`` (channel × bin [× level]) at each forecast: linear in lead between the
+    centres and flat beyond them, or the lead's bin without centres."""
+    if centres is None or centres.size == 1:
+        return table[channels, np.searchsorted(edges, leads, side="right")]
+    c = centres
+    lo = np.clip(np.searchsorted(c, leads, side="right") - 1, 0, c.size - 2)
+    width = c[lo + 1] - c[lo]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(width > 0, (leads - c[lo]) / width, leads >= c[lo + 1])
+    w = np.clip(w, 0.0, 1.0)[(...,) + (None,) * (table.ndim - 2)]  # over a table's levels
+    return (1 - w) * table[channels, lo] + w * table[channels, lo + 1]
