@@ -14,12 +14,10 @@ training loop in :mod:`levy_sklearn.training`, conformal calibration in
 
 from __future__ import annotations
 
-import copy
-import numbers
 import warnings
 from collections.abc import Callable, Hashable
 from numbers import Integral, Real
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -28,6 +26,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 
 from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
+from ._normalisation import NORMALIZATIONS
+from ._panel import as_floats, in_order, instances, sktime_ready, warn_unobserved
+from ._time_axis import TimeAxis
 from .training import (
     NET_PARAMS,
     LevyNeuralNet,
@@ -35,24 +36,20 @@ from .training import (
     fit_levy_net,
     make_levy_net,
 )
-from .uncertainty import LeadCalibration, horizon_floor, to_data_units
-from .validation import check_magnitude, column_scaling
-from .windows import (
-    MIN_SEASONS,
-    NORMALIZATIONS,
-    SeriesWindows,
-    index_kind,
-    index_to_time,
-    infer_seasonal_period,
-    median_spacing,
-    series_windows,
-    span_in_units,
+from .uncertainty import (
+    LeadCalibration,
+    calibrate,
+    calibrate_across_series,
+    held_out_forecasts,
+    to_data_units,
+    window_forecasts,
 )
+from .validation import column_scaling, own_scaling
+from .windows import SeriesWindows, WindowPlan, calibration_start
 
 __all__ = ["LevyForecaster"]
 
 _INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
-_TIMEDELTA_KINDS = ("datetime", "timedelta")
 # pretrain splits a panel of at least _MIN_PANEL_TO_HOLD_OUT series into _N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
 # never saw. calibration_folds="auto" scores every fold (cross-fitting) on panels of fewer
@@ -61,9 +58,6 @@ _TIMEDELTA_KINDS = ("datetime", "timedelta")
 _N_FOLDS = 5
 _MIN_PANEL_TO_HOLD_OUT = 5
 _AUTO_CROSS_FIT_BELOW = 100
-# Share of the gap windows of observation_dropout that are holes before a last observation
-# (chosen on held-out series: benchmarks/results/forecaster_ablation.md, run 9).
-_HOLE_SHARE = 0.5
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
 # this many observations (chosen on held-out data, benchmarks/results/forecaster_ablation.md,
 # run 12: long glucose prefixes lose nothing and gain coverage; on series of a few hundred
@@ -78,17 +72,10 @@ _AUTO_AR_ORDER = 13
 # seasonal ones (0.915, 0.915, 0.964 over three seed pairs) and raised it on the others
 # (1.07, 1.06, 1.03) (benchmarks/results/forecaster_ablation.md, run 24).
 _SEASONAL_LAGS_LR = 5.0
-# A series is regularly spaced when every step is within this share of the time unit (month
-# ends: 28–31 days).
-_REGULAR_TOLERANCE = 0.25
 # max_targets="auto" on irregularly spaced series: the cap on target times per training
 # window chosen on a held-out vitals draw (benchmarks/results/pretrain_budget.md, run 4;
 # all, 32, 16 and 8 were tried).
 _AUTO_MAX_TARGETS = 16
-# A channel of a series is standardised by its own spread from this many observations on,
-# by the population's below (see LevyForecaster._fit_scaling): the standard deviation of n
-# draws is off by about 1/sqrt(2n), a fifth at 10.
-_MIN_OWN_SCALE = 10
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 _PRETRAINED = [
     "pretrained_net_",
@@ -102,177 +89,47 @@ _PRETRAINED = [
 ]
 
 
-def _instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
-    """Split a Series/Panel/Hierarchical frame into ``(instance key, time-indexed frame)``,
-    refusing what sktime's checks let through but would corrupt a forecast.
+class _Panel(NamedTuple):
+    """A pretraining panel on its own time axis: ``max_targets`` and the autoregression's lags
+    resolved for it, the population's standardisation, and each series' standardised times
+    and values."""
 
-    The key is ``None`` for a single series and otherwise always a tuple with one value per
-    instance level, whatever the pandas version: ``groupby(level=[0])`` yields scalar keys on
-    pandas 2.x (with a FutureWarning) and 1-tuples on pandas 3, and ``(*key, t)`` unpacked a
-    scalar string key letter by letter. Here one instance level is grouped by a scalar level
-    (scalar keys on every version) and wrapped, several by a list (tuple keys on every
-    version); the output index, ``update`` and error messages all use these keys.
-    """
-    if not isinstance(y.index, pd.MultiIndex):
-        series = [(None, y.sort_index())]
-    else:
-        levels = list(range(y.index.nlevels - 1))
-        if len(levels) == 1:
-            groups = (((key,), frame) for key, frame in y.groupby(level=0, sort=False))
-        else:
-            groups = ((tuple(key), frame) for key, frame in y.groupby(level=levels, sort=False))
-        series = [(key, frame.droplevel(levels).sort_index()) for key, frame in groups]
-    for key, frame in series:
-        where = "y" if key is None else f"series {key!r} of y"
-        if frame.index.has_duplicates:
-            first = frame.index[frame.index.duplicated()][0]
-            raise ValueError(
-                f"{where} has more than one row at time {first}. Combine rows that share a "
-                "time point first, e.g. y.groupby(level=-1).mean() for a single series."
-            )
-        values = frame.to_numpy(dtype=np.float64)
-        if np.isinf(values).any():
-            raise ValueError(
-                f"{where} contains ±inf. Replace it by NaN (LevyForecaster reads NaN as 'not "
-                "observed') or by a finite value, e.g. y.replace([np.inf, -np.inf], np.nan)."
-            )
-        check_magnitude(values, where)
-    return series
+    axis: TimeAxis
+    max_targets: int | None
+    lags: int
+    mean: np.ndarray
+    scale: np.ndarray
+    times: list[np.ndarray]
+    values: list[np.ndarray]
 
 
-def _warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> None:
-    """Warn, naming them, about columns with no observed value: the network answers them
-    from its prior alone, which is a number, not a forecast from data."""
-    empty = [c for c in y.columns if not np.isfinite(y[c].to_numpy(dtype=np.float64)).any()]
-    if not empty:
-        return
-    if pretrained:  # the pretrained channels must all be there: dropping is no option
-        advice = "with the prior's σ, until they are observed (update)."
-    else:
-        advice = (
-            f"not from data. Drop them, e.g. y.drop(columns={empty!r}), unless they are "
-            "observed later (update)."
-        )
-    warnings.warn(
-        f"Column(s) {empty} of {what} have no observed value (all NaN): they are forecast "
-        f"from the network's prior alone, {advice}",
-        UserWarning,
-        stacklevel=4,
+def _series_scaling(
+    values: list[np.ndarray], mean: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each series' own per-channel mean and scale, ``(n_series, n_channels)``, the
+    population's ``mean`` and ``scale`` where it has too little data (see
+    :func:`~levy_sklearn.validation.own_scaling`)."""
+    rows = [own_scaling(v, mean, scale) for v in values]
+    return (
+        np.array([m for m, _ in rows]).reshape(len(rows), -1),
+        np.array([s for _, s in rows]).reshape(len(rows), -1),
     )
 
 
-def _sktime_ready(y: object) -> object:
-    """``y`` with object or text columns of numbers as floats, or a brief error for what sktime's
-    input checks (they run before ``_fit``) would answer obscurely: an object column of
-    numbers gets "categorical features", a time index out of order a dump of the whole
-    index."""
-    if not isinstance(y, (pd.Series, pd.DataFrame)):
-        return y
-    frame = y.to_frame() if isinstance(y, pd.Series) else y
-    # Scalar cells only: sktime's nested panels hold a series per cell (object dtype too).
-    objects = [
-        c
-        for c in frame.columns
-        if (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c].dtype))
-        and frame[c].map(np.isscalar).all()
+def _standardised(
+    axis: TimeAxis,
+    series: list[tuple[Hashable, pd.DataFrame]],
+    means: np.ndarray,
+    scales: np.ndarray,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Times in units and standardised values of every series (each by its row of
+    ``means``/``scales``, in the order of ``series``)."""
+    times = [axis.times(frame.index) for _, frame in series]
+    values = [
+        (frame.to_numpy(dtype=np.float64) - mean) / scale
+        for (_, frame), mean, scale in zip(series, means, scales, strict=True)
     ]
-    if objects:
-        frame = frame.copy()
-        for c in objects:
-            try:
-                frame[c] = pd.to_numeric(frame[c]).astype(np.float64)
-            except (ValueError, TypeError) as err:
-                raise TypeError(
-                    f"Column {c!r} of y holds values that are not numbers ({err}): "
-                    "categorical or text series cannot be forecast; LevyForecaster "
-                    "forecasts numeric series, so convert or drop the column."
-                ) from None
-        y = frame.iloc[:, 0].rename(y.name) if isinstance(y, pd.Series) else frame
-    index = y.index
-    times = index.get_level_values(-1) if isinstance(index, pd.MultiIndex) else index
-    if isinstance(index, pd.MultiIndex):
-        keys = pd.Series(range(len(index)), index=index).groupby(
-            level=list(range(index.nlevels - 1)), sort=False
-        )
-        ordered = all(times[g.to_numpy()].is_monotonic_increasing for _, g in keys)
-    else:
-        ordered = times.is_monotonic_increasing
-    if not ordered:
-        raise ValueError("y's time index is not sorted; sort it first: y = y.sort_index().")
-    return y
-
-
-def _as_floats(levels: object) -> object:
-    """Integers in a coverage/alpha argument as floats: sktime's check accepts floats only and
-    fails on an int with ``TypeError: 'int' object is not iterable``, where ``coverage=1``
-    deserves its clear "must lie in the open interval (0, 1)" error."""
-
-    def as_float(a: object) -> object:
-        return float(a) if isinstance(a, numbers.Real) and not isinstance(a, bool) else a
-
-    return [as_float(a) for a in levels] if isinstance(levels, list) else as_float(levels)
-
-
-def _compatible_kinds(a: str, b: str) -> bool:
-    return a == b or (a in _TIMEDELTA_KINDS and b in _TIMEDELTA_KINDS)
-
-
-def _in_order(
-    y: pd.DataFrame, columns: list, what: str, by_position_if_renamed: bool = False
-) -> pd.DataFrame:
-    """``y`` with its columns in the order of ``columns``, matched by name.
-
-    Channels are the network's inputs by position, so a series whose columns come in
-    another order must be reordered by name, never read by position (its forecasts would
-    land under the wrong names); a missing or unknown name is refused. A single column is
-    taken whatever its name (there is nothing to mix up). With ``by_position_if_renamed``,
-    columns sharing no name with ``columns`` (e.g. a panel pretrained with names, a subject
-    with pandas' default 0, 1, …) are taken by position, with a warning naming the pairing:
-    there is no name to match, and sktime's pretrain contract fits such data."""
-    given = list(y.columns)
-    if given == columns or (len(given) == 1 and len(columns) == 1):
-        return y
-    missing = [c for c in columns if c not in given]
-    unknown = [c for c in given if c not in columns]
-    duplicated = len(set(given)) != len(given)
-    renamed = len(given) == len(columns) == len(missing) and not duplicated
-    if by_position_if_renamed and renamed:
-        pairs = ", ".join(f"{g!r} as {c!r}" for g, c in zip(given, columns, strict=True))
-        warnings.warn(
-            f"{what} shares no column name with the channels the forecaster knows "
-            f"{columns}; its columns are taken by position ({pairs}). Name the columns "
-            "like those to have them matched by name.",
-            UserWarning,
-            stacklevel=4,
-        )
-        return y
-    if missing or unknown or duplicated:
-        raise ValueError(
-            f"{what} has columns {given} but the forecaster knows {columns} (missing: "
-            f"{missing}, unknown: {unknown}); channels are matched by name, so pass a frame "
-            f"with exactly these columns, e.g. y[{columns!r}] after renaming."
-        )
-    return y[columns]
-
-
-def _calibration_start(t: np.ndarray, fraction: float) -> float:
-    """Time at which the last ``fraction`` of a series' time span (held out for calibration)
-    begins."""
-    return t[0] + (1 - fraction) * (t[-1] - t[0])
-
-
-def _channel_ages(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
-    """Per window and channel, the time from the channel's last context observation to the
-    window's origin (the last observation of any channel); 0 for a channel with none (its
-    σ is the prior's)."""
-    last = np.stack(
-        [
-            np.where(tokens["mask"] & (tokens["channels"] == ch), tokens["times"], -np.inf).max(1)
-            for ch in range(n_channels)
-        ],
-        axis=1,
-    )
-    return np.where(np.isfinite(last), -last, 0.0)
+    return times, values
 
 
 @shared_docs
@@ -599,172 +456,77 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self.verbose = verbose
         super().__init__()
 
-    def _set_time_axis(self, indexes: list[pd.Index]) -> None:
-        """Write ``time_kind_``, ``time_unit_`` and the spans in time units."""
-        kinds = {index_kind(ix) for ix in indexes}
-        if len(kinds) > 1 and not kinds <= set(_TIMEDELTA_KINDS):
-            raise TypeError(f"All series must share one kind of time index, got {kinds}.")
-        kind = kinds.pop()
-        pretrained_kind = getattr(self, "pretrained_time_kind_", None)
-        if pretrained_kind is not None:
-            if not _compatible_kinds(pretrained_kind, kind):
-                raise ValueError(
-                    f"The forecaster was pretrained on a {pretrained_kind} time index but fit "
-                    f"got a {kind} one; its network measures time in the pretraining unit, so "
-                    "fit it on a series indexed like the pretraining panel."
-                )
-            self.time_unit_ = self.pretrained_time_unit_
-        else:
-            self.time_unit_ = median_spacing(indexes)
-        self.time_kind_ = kind
-        self.context_span_ = span_in_units(self.context_length, self.time_unit_, "context_length")
-        self.horizon_span_ = span_in_units(self.max_horizon, self.time_unit_, "max_horizon")
-        period = self.seasonal_period
-        if isinstance(period, str) and period == "auto":
-            period = infer_seasonal_period(indexes[0])
-        self.seasonal_period_ = (
-            None if period is None else span_in_units(period, self.time_unit_, "seasonal_period")
+    # ------------------------------------------------------------------ resolved at fit
+
+    @property
+    def _axis(self) -> TimeAxis:
+        """The fitted time axis: ``time_kind_``, ``time_unit_`` and the spans, as one object."""
+        return TimeAxis(
+            self.time_kind_,
+            self.time_unit_,
+            self.context_span_,
+            self.horizon_span_,
+            self.seasonal_period_,
         )
-        steps = [np.diff(index_to_time(ix, self.time_unit_)) for ix in indexes]
-        regular = all(np.all(np.abs(d - 1) <= _REGULAR_TOLERANCE) for d in steps)
+
+    def _resolve(self, indexes: list[pd.Index]) -> tuple[TimeAxis, int | None, int]:
+        """The time axis of series with these indexes (in the pretraining unit after
+        ``pretrain``), ``max_targets`` resolved for them, and the autoregression's lags."""
+        pretrained = None
+        if getattr(self, "pretrained_net_", None) is not None:
+            pretrained = (self.pretrained_time_kind_, self.pretrained_time_unit_)
+        axis = TimeAxis.fit(
+            indexes,
+            context_length=self.context_length,
+            max_horizon=self.max_horizon,
+            seasonal_period=self.seasonal_period,
+            pretrained=pretrained,
+        )
+        regular = axis.is_regular(indexes)
         targets = self.max_targets
         if isinstance(targets, str):  # "auto": cap irregular series only
             targets = None if regular else _AUTO_MAX_TARGETS
-        self.max_targets_ = targets
         order = self.ar_order
         if isinstance(order, str):  # "auto": on regularly spaced series only
             order = _AUTO_AR_ORDER if regular else 0
         # At most one lag per time unit of the context (lag 0 included): no lag reaches
         # further back than a window does.
-        self._ar_lags = int(min(order, np.floor(self.context_span_) + 1))
+        return axis, targets, int(min(order, np.floor(axis.context_span) + 1))
 
-    def _fit_scaling(self, series: list[tuple[Hashable, pd.DataFrame]]) -> None:
-        """Write the population's standardisation (``channel_mean_``, ``channel_scale_``: the
-        pretraining panel's after ``pretrain``, else that of every series given) and each
-        series' own (``series_mean_``, ``series_scale_``).
+    def _plan(
+        self, axis: TimeAxis, max_targets: int | None, calibration_fraction: float
+    ) -> WindowPlan:
+        """The windows cut on ``axis`` with these hyperparameters."""
+        return WindowPlan(
+            axis.context_span,
+            axis.horizon_span,
+            axis.seasonal_period,
+            self.normalization,
+            self.max_tokens,
+            max_targets,
+            self.windows_per_series,
+            float(self.observation_dropout),
+            calibration_fraction,
+        )
 
-        Each series is standardised by its own mean and spread, so a panel that mixes
-        levels and spreads (a series near 1,000 beside one near 1.0) is forecast in each
-        series' own units: one panel-wide scale would make a small series' windows look
-        flat against the window scale's floor and hide its errors from the loss. A spread
-        read off a few observations is noise, and σ would follow it (two observations of a
-        new subject one small step apart gave a third of the σ of one observation), so a
-        channel with fewer than ``_MIN_OWN_SCALE`` observations takes the population's
-        scale (and, never observed, its mean)."""
-        values = [frame.to_numpy(dtype=np.float64) for _, frame in series]
+    def _population(self, values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The population's per-channel standardisation: the pretraining panel's after
+        ``pretrain``, else that of every series given."""
         if getattr(self, "pretrained_net_", None) is not None:
-            self.channel_mean_ = self.pretrained_channel_mean_
-            self.channel_scale_ = self.pretrained_channel_scale_
-        else:
-            self.channel_mean_, self.channel_scale_ = column_scaling(np.concatenate(values))
-        rows = [self._own_scaling(v) for v in values]
-        self.series_mean_ = np.array([m for m, _ in rows]).reshape(len(rows), -1)
-        self.series_scale_ = np.array([s for _, s in rows]).reshape(len(rows), -1)
+            return self.pretrained_channel_mean_, self.pretrained_channel_scale_
+        return column_scaling(np.concatenate(values))
 
-    def _own_scaling(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """A series' per-channel mean and scale, the population's where it has too little
-        data (see :meth:`_fit_scaling`)."""
-        mean, scale = column_scaling(values)
-        n_observed = np.isfinite(values).sum(axis=0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN channels: not observed
-            spread = np.nanmax(values, axis=0, initial=-np.inf) > np.nanmin(
-                values, axis=0, initial=np.inf
-            )
-        return (
-            np.where(n_observed > 0, mean, self.channel_mean_),
-            np.where((n_observed >= _MIN_OWN_SCALE) & spread, scale, self.channel_scale_),
-        )
-
-    def _arrays(
-        self, series: list[tuple[Hashable, pd.DataFrame]]
-    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Times in units and standardised values of every series (each by its own
-        ``series_mean_``/``series_scale_`` row, in the order of ``series``)."""
-        times = [index_to_time(frame.index, self.time_unit_) for _, frame in series]
-        values = [
-            (frame.to_numpy(dtype=np.float64) - mean) / scale
-            for (_, frame), mean, scale in zip(
-                series, self.series_mean_, self.series_scale_, strict=True
-            )
-        ]
-        return times, values
-
-    # ------------------------------------------------------------------ windows and training
-
-    def _cutoffs(
-        self, times: np.ndarray, values: np.ndarray, start: float, stop: float
-    ) -> np.ndarray:
-        """Cutoffs in ``[start, stop)`` with a non-empty context and at least one target."""
-        observed = np.isfinite(values).any(axis=1)
-        count = np.concatenate([[0], np.cumsum(observed)])
-        n_context = (
-            count[np.searchsorted(times, times, side="right")]
-            - count[np.searchsorted(times, times - self.context_span_, side="right")]
-        )
-        n_target = (
-            count[np.searchsorted(times, times + self.horizon_span_, side="right")]
-            - count[np.searchsorted(times, times, side="right")]
-        )
-        cut = times[(n_context > 0) & (n_target > 0) & (times >= start) & (times < stop)]
-        if cut.size > self.windows_per_series:
-            pick = np.linspace(0, cut.size - 1, self.windows_per_series).round().astype(int)
-            cut = cut[np.unique(pick)]
-        return cut
-
-    def _windows(
-        self,
-        times: list[np.ndarray],
-        values: list[np.ndarray],
-        part: str,
-        seed: int,
-    ) -> SeriesWindows:
-        """Training (``part="train"``), calibration (``"calibrate"``), all (``"all"``) or
-        held-out (``"held_out"``) windows; the split is in time, the last
-        ``calibration_fraction`` of each series. Training windows (``"train"``, ``"all"``)
-        include the gap windows of ``observation_dropout``; calibration windows
-        (``"calibrate"``, ``"held_out"``: every cutoff) are the forecasts a user makes."""
-        cutoffs, ends, gaps, keeps = [], [], [], []
-        # Gap windows (see observation_dropout) are drawn from random_state, reproducibly.
-        rng = np.random.default_rng(seed)
-        for t, v in zip(times, values, strict=True):
-            split = -np.inf if part == "held_out" else np.inf
-            if part in ("train", "calibrate") and self.calibration_fraction_ > 0 and t.size:
-                split = _calibration_start(t, self.calibration_fraction_)
-            if part in ("calibrate", "held_out"):
-                cut = self._cutoffs(t, v, split, np.inf)
-                gap = np.zeros(cut.size)
-                keep = np.zeros(cut.size, bool)
-            else:
-                cut = self._cutoffs(t, v, -np.inf, split)
-                n_gap = int(np.ceil(self.observation_dropout * cut.size))
-                gapped = rng.choice(cut, size=n_gap, replace=False) if cut.size else cut[:0]
-                gap = np.concatenate(
-                    [np.zeros(cut.size), rng.uniform(0, self.horizon_span_, n_gap)]
-                )
-                # Some gaps are holes before a last observation (a sensor that was silent,
-                # then reported once), the others end the context.
-                holes = rng.random(n_gap) < _HOLE_SHARE
-                keep = np.concatenate([np.zeros(cut.size, bool), holes])
-                cut = np.concatenate([cut, gapped])
-            cutoffs.append(cut)
-            gaps.append(gap)
-            keeps.append(keep)
-            ends.append(split if part == "train" else np.inf)
-        return series_windows(
-            times,
-            values,
-            cutoffs,
-            context_length=self.context_span_,
-            horizon=self.horizon_span_,
-            target_end=ends,
-            normalization=self.normalization,
-            seasonal_period=self.seasonal_period_,
-            max_tokens=self.max_tokens,
-            max_queries=self.max_targets_,
-            context_gaps=gaps,
-            gap_keeps_last=keeps,
-        )
+    def _pretraining_panel(self, y: pd.DataFrame) -> _Panel:
+        """A pretraining panel on its own time axis and scaling (the pretrained ones when
+        pretraining again), without touching the fitted state."""
+        series = instances(y)
+        warn_unobserved(y, "the pretraining panel")
+        axis, max_targets, lags = self._resolve([frame.index for _, frame in series])
+        raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
+        mean, scale = self._population(raw)
+        means, scales = _series_scaling(raw, mean, scale)
+        times, values = _standardised(axis, series, means, scales)
+        return _Panel(axis, max_targets, lags, mean, scale, times, values)
 
     def _seed(self) -> int:
         """The seed of one fit, pretrain or update: an int ``random_state`` is the seed itself
@@ -773,48 +535,6 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         if isinstance(self.random_state, Integral):
             return int(self.random_state)
         return self._draw_seed()
-
-    def _train(
-        self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
-    ) -> LevyNeuralNet:
-        windows = self._windows(times, values, part, seed)
-        return self._train_on(windows, values[0].shape[1], self, seed)
-
-    def _train_on(
-        self, windows: SeriesWindows, n_channels: int, axis: LevyForecaster, seed: int
-    ) -> LevyNeuralNet:
-        """Build the net for the time axis of ``axis`` (``self``, or the pretraining panel's
-        scratch copy): windowed heads start with half the context as look-back, the
-        autoregression has ``axis._ar_lags`` lags and a weight per time unit of the horizon,
-        and learns faster where the windows' season is removed. Train it."""
-        if not np.isfinite(windows.targets).any():
-            raise ValueError(
-                "No training window could be cut from y: every window needs at least one "
-                "observation in its context and one in the max_horizon after its cutoff. "
-                "Pass a longer series (or a larger max_horizon / context_length)."
-            )
-        net = make_levy_net(
-            n_channels=n_channels,
-            n_targets=n_channels,
-            **{name: getattr(self, name) for name in NET_PARAMS if name != "random_state"},
-            random_state=seed,
-            bandwidth=1.0,
-            lookback=max(axis.context_span_ / 2, 1.0),
-            n_lags=axis._ar_lags,
-            n_lag_horizons=max(int(np.ceil(axis.horizon_span_)), 1),
-            lags_lr=_SEASONAL_LAGS_LR if axis._removes_season() else 1.0,
-            token_dropout=float(self.observation_dropout),
-            recipe="windows",
-            n_rows=len(windows.targets),
-        )
-        targets = windows.targets.astype(np.float32)
-        return fit_levy_net(net, windows.tokens, targets, seed)
-
-    def _removes_season(self) -> bool:
-        """Whether the windows remove a season: a seasonal period that the context spans at
-        least twice (see :func:`~levy_sklearn.windows.series_windows`)."""
-        period = self.seasonal_period_
-        return period is not None and self.context_span_ >= MIN_SEASONS * period
 
     def _calibration_share(
         self, times: list[np.ndarray], values: list[np.ndarray], pretrained: bool
@@ -834,99 +554,71 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         held_out = 0
         for t, v in zip(times, values, strict=True):
             if t.size:
-                held_out += int(np.isfinite(v[t > _calibration_start(t, share)]).sum())
+                held_out += int(np.isfinite(v[t > calibration_start(t, share)]).sum())
         return share if held_out >= _AUTO_CALIBRATION_MIN_OBSERVATIONS else 0.0
 
+    # ------------------------------------------------------------------ training
+
+    def _train_on(
+        self, windows: SeriesWindows, n_channels: int, axis: TimeAxis, lags: int, seed: int
+    ) -> LevyNeuralNet:
+        """Build the net for ``axis`` (the fitted series' or a pretraining panel's): windowed
+        heads start with half the context as look-back, the autoregression has ``lags``
+        lags and a weight per time unit of the horizon, and learns faster where the
+        windows' season is removed. Train it."""
+        if not np.isfinite(windows.targets).any():
+            raise ValueError(
+                "No training window could be cut from y: every window needs at least one "
+                "observation in its context and one in the max_horizon after its cutoff. "
+                "Pass a longer series (or a larger max_horizon / context_length)."
+            )
+        net = make_levy_net(
+            n_channels=n_channels,
+            n_targets=n_channels,
+            **{name: getattr(self, name) for name in NET_PARAMS if name != "random_state"},
+            random_state=seed,
+            bandwidth=1.0,
+            lookback=max(axis.context_span / 2, 1.0),
+            n_lags=lags,
+            n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
+            lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() else 1.0,
+            token_dropout=float(self.observation_dropout),
+            recipe="windows",
+            n_rows=len(windows.targets),
+        )
+        targets = windows.targets.astype(np.float32)
+        return fit_levy_net(net, windows.tokens, targets, seed)
+
     def _calibrate(
-        self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
+        self,
+        plan: WindowPlan,
+        times: list[np.ndarray],
+        values: list[np.ndarray],
+        part: str,
+        seed: int,
     ) -> LeadCalibration:
-        """The lead-aware calibration of σ from the windows of ``part`` (see
-        :class:`~levy_sklearn.uncertainty.LeadCalibration`): the Normal's without
-        calibration, and with a warning when too few windows could be held out."""
-        if self.calibration_fraction_ <= 0:
+        """The lead-aware calibration of σ on ``net_``'s forecasts of the windows of
+        ``part`` (the Normal's when ``plan`` holds nothing out)."""
+        if plan.calibration_fraction <= 0:
             return LeadCalibration.identity(self.n_channels_)
-        return self._calibration_from([self._held_out(self._windows(times, values, part, seed))])
-
-    def _held_out(self, windows: SeriesWindows) -> tuple[np.ndarray, ...]:
-        """``net_``'s forecasts of held-out windows: targets, means and σ in the windows'
-        normalised units (measured from each window's level, the anchor), channels and
-        leads (the time from the channel's last context observation to the target)."""
-        if not windows.series.size:
-            return np.empty(0), np.empty(0), np.empty(0), np.empty(0, int), np.empty(0)
-        out = self.net_.predict_moments(windows.tokens)
-        chans = windows.tokens["query_channels"]
-        ages = np.take_along_axis(_channel_ages(windows.tokens, self.n_channels_), chans, axis=1)
-        held = windows.query_valid & np.isfinite(windows.targets)
-        lead = windows.tokens["query_times"] + ages
-        # The window and series scales cancel in the scores: the same in data units.
-        return (
-            windows.targets[held],
-            out.mean[held],
-            np.sqrt(out.variance[held]),
-            chans[held],
-            lead[held],
+        held_out = held_out_forecasts(
+            self.net_, plan.windows(times, values, part, seed), self.n_channels_
         )
-
-    def _calibration_from(self, parts: list[tuple[np.ndarray, ...]]) -> LeadCalibration:
-        """Split-conformal calibration of σ, by channel and lead, on held-out forecasts
-        (pooled over ``parts``, each from :meth:`_held_out`), the mean shrunk towards the
-        window's level where that forecast the held-out data better
-        (:meth:`~levy_sklearn.uncertainty.LeadCalibration.fit_forecasts`)."""
-        pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
-        reason = "no calibration window could be cut"
-        if pooled[0].size:
-            try:
-                return LeadCalibration.fit_forecasts(*pooled, self.n_channels_)
-            except ValueError as err:  # too few held-out forecasts for a channel
-                reason = str(err)
-        warnings.warn(
-            f"σ could not be calibrated ({reason}); intervals are the model's Normal ones. "
-            "Hold out more data: a larger calibration_fraction, longer series, or more series "
-            "in the pretraining panel.",
-            stacklevel=4,
-        )
-        return LeadCalibration.identity(self.n_channels_)
-
-    def _set_step(self) -> None:
-        """The common spacing when every series is regularly spaced (for integer fh)."""
-        gaps = np.concatenate(
-            [np.diff(index_to_time(f.index, self.time_unit_)) for f in self._series.values()]
-        )
-        regular = gaps.size and np.allclose(gaps, gaps[0], rtol=1e-9, atol=0)
-        self._step = gaps[0] if regular else None
-
-    # ------------------------------------------------------------------ sktime private API
-
-    def _pretraining_axis(self, y) -> tuple[LevyForecaster, list[np.ndarray], list[np.ndarray]]:
-        """The copy of the forecaster that holds a pretraining panel's time axis (context
-        span, time unit and kind) and scaling, and the panel's times and values, obtained
-        without touching the fitted state."""
-        # Written on a shallow copy: the fitted forecaster keeps its own time axis and
-        # scaling, and the pretrained attributes are read as they are.
-        scratch = copy.copy(self)
-        series = _instances(y)
-        _warn_unobserved(y, "the pretraining panel")
-        scratch._set_time_axis([frame.index for _, frame in series])
-        scratch._fit_scaling(series)
-        scratch.n_channels_ = y.shape[1]
-        times, values = scratch._arrays(series)
-        return scratch, times, values
+        return calibrate([held_out], self.n_channels_)
 
     def _pretrain_calibrated(
         self,
-        axis: LevyForecaster,
-        times: list[np.ndarray],
-        values: list[np.ndarray],
+        panel: _Panel,
         seed: int,
         train: Callable[[SeriesWindows], LevyNeuralNet],
     ) -> tuple[LevyNeuralNet, LeadCalibration]:
-        """The pretrained network and its calibration across subjects (``calibration_folds``):
-        the panel's series in five seeded folds, scored fold by fold by a network ``train``
-        made without the fold; with one scored fold that network is the pretrained one,
-        with more a last one learns from every series. A panel too small to hold series
-        out is calibrated on the last tenth of each series' span, with a warning (time
-        points within a subject are not exchangeable with a new subject)."""
-        n = len(times)
+        """The pretrained network and its calibration across subjects (``calibration_folds``,
+        see :func:`~levy_sklearn.uncertainty.calibrate_across_series`; ``train`` makes a
+        network from windows). A panel too small to hold series out is calibrated on the
+        last tenth of each series' span, with a warning (time points within a subject are
+        not exchangeable with a new subject)."""
+        n, n_channels = len(panel.times), panel.mean.size
+        times, values = panel.times, panel.values
         if n < _MIN_PANEL_TO_HOLD_OUT:
             warnings.warn(
                 f"pretrain got {n} series, too few to hold any out for calibrating σ (at least "
@@ -936,29 +628,34 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 "calibrated across subjects.",
                 stacklevel=4,
             )
-            axis.calibration_fraction_ = _AUTO_CALIBRATION_FRACTION
-            axis.net_ = train(axis._windows(times, values, "train", seed))
-            held_out = axis._windows(times, values, "calibrate", seed)
-            return axis.net_, axis._calibration_from([axis._held_out(held_out)])
+            plan = self._plan(panel.axis, panel.max_targets, _AUTO_CALIBRATION_FRACTION)
+            net = train(plan.windows(times, values, "train", seed))
+            held_out = held_out_forecasts(
+                net, plan.windows(times, values, "calibrate", seed), n_channels
+            )
+            return net, calibrate([held_out], n_channels)
+        plan = self._plan(panel.axis, panel.max_targets, 0.0)
 
-        def windows(series: np.ndarray, part: str = "all") -> SeriesWindows:
+        def windows(series: np.ndarray, part: str) -> SeriesWindows:
             picked = np.flatnonzero(series)
-            return axis._windows(
+            return plan.windows(
                 [times[i] for i in picked], [values[i] for i in picked], part, seed
             )
 
-        axis.calibration_fraction_ = 0.0
-        folds = np.random.default_rng(seed).permutation(n) % _N_FOLDS
         n_scored = self.calibration_folds
         if n_scored == "auto":
             n_scored = _N_FOLDS if n < _AUTO_CROSS_FIT_BELOW else 1
-        parts = []
-        for fold in range(n_scored):
-            axis.net_ = train(windows(folds != fold))
-            parts.append(axis._held_out(windows(folds == fold, "held_out")))
-        if n_scored > 1:
-            axis.net_ = train(windows(np.ones(n, bool)))
-        return axis.net_, axis._calibration_from(parts)
+        return calibrate_across_series(
+            n,
+            _N_FOLDS,
+            n_scored,
+            seed,
+            lambda series: train(windows(series, "all")),
+            lambda net, series: held_out_forecasts(net, windows(series, "held_out"), n_channels),
+            n_channels,
+        )
+
+    # ------------------------------------------------------------------ sktime private API
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on the series of the panel ``y`` and calibrate σ on
@@ -972,30 +669,33 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         for name in _PRETRAINED:  # pretrain after fit starts afresh
             self.__dict__.pop(name, None)
         seed = self._seed()
-        axis, times, values = self._pretraining_axis(y)
+        panel = self._pretraining_panel(y)
         net, calibration = self._pretrain_calibrated(
-            axis, times, values, seed, lambda w: self._train_on(w, y.shape[1], axis, seed)
+            panel,
+            seed,
+            lambda w: self._train_on(w, y.shape[1], panel.axis, panel.lags, seed),
         )
         # Written together once training succeeded: an interrupted pretrain leaves none.
-        self.pretrained_time_unit_ = axis.time_unit_
-        self.pretrained_time_kind_ = axis.time_kind_
+        self.pretrained_time_unit_ = panel.axis.unit
+        self.pretrained_time_kind_ = panel.axis.kind
         self.pretrained_n_channels_ = y.shape[1]
         self.pretrained_columns_ = list(y.columns)
-        self.pretrained_channel_mean_ = axis.channel_mean_
-        self.pretrained_channel_scale_ = axis.channel_scale_
+        self.pretrained_channel_mean_ = panel.mean
+        self.pretrained_channel_scale_ = panel.scale
         self.pretrained_calibration_ = calibration
         self.pretrained_net_ = net
         return self
 
     def _pretrain_update(self, y, X=None, fh=None):
         """Continue training the pretrained network on a further panel (``max_epochs``),
-        holding out series of it as ``pretrain`` does, and recalibrate σ on them."""
+        holding out series of it as ``pretrain`` does, and recalibrate σ on them.
+
+        Writes ``pretrained_net_`` and ``pretrained_calibration_``."""
         if getattr(self, "pretrained_net_", None) is None:
             return self._pretrain(y, X, fh)
-        y = _in_order(y, self.pretrained_columns_, "The pretraining panel")
+        y = in_order(y, self.pretrained_columns_, "The pretraining panel")
         self._check_params()
         seed = self._seed()
-        axis, times, values = self._pretraining_axis(y)
 
         def train(windows: SeriesWindows) -> LevyNeuralNet:
             # A trained copy: an interrupted update leaves the pretrained network as it was.
@@ -1009,70 +709,82 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             )
 
         net, self.pretrained_calibration_ = self._pretrain_calibrated(
-            axis, times, values, seed, train
+            self._pretraining_panel(y), seed, train
         )
         self.pretrained_net_ = net
         return self
 
     def _check_X_y(self, X=None, y=None, **kwargs):
         # Every y of fit, update and pretrain passes here before sktime checks it (its
-        # messages for these inputs name neither the column nor the fix; see _sktime_ready).
-        return super()._check_X_y(X=X, y=_sktime_ready(y), **kwargs)
+        # messages for these inputs name neither the column nor the fix; see sktime_ready).
+        return super()._check_X_y(X=X, y=sktime_ready(y), **kwargs)
 
     def _fit(self, y, X=None, fh=None):
         """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.
 
         Writes ``net_``, ``time_unit_``, ``time_kind_``, ``context_span_``, ``horizon_span_``,
-        ``channel_mean_``, ``channel_scale_``, ``series_mean_``, ``series_scale_``,
-        ``n_channels_``, ``ar_order_``,
-        ``max_targets_``, ``calibration_fraction_``, ``calibration_`` and
-        the context kept for prediction. After ``pretrain``, the pretrained network is kept.
+        ``seasonal_period_``, ``channel_mean_``, ``channel_scale_``, ``series_mean_``,
+        ``series_scale_``, ``n_channels_``, ``ar_order_``, ``max_targets_``,
+        ``calibration_fraction_``, ``calibration_`` and the context kept for prediction.
+        After ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
         self._feature_names = list(y.columns)
         pretrained = getattr(self, "pretrained_net_", None)
         if pretrained is not None:
-            y = _in_order(
+            y = in_order(
                 y, self.pretrained_columns_, "y (after pretrain)", by_position_if_renamed=True
             )
-        series = _instances(y)
-        _warn_unobserved(y, "y", pretrained=pretrained is not None)
+        series = instances(y)
+        warn_unobserved(y, "y", pretrained=pretrained is not None)
         self.n_channels_ = y.shape[1]
-        self._set_time_axis([frame.index for _, frame in series])
+        axis, self.max_targets_, self._ar_lags = self._resolve([f.index for _, f in series])
+        self.time_kind_, self.time_unit_ = axis.kind, axis.unit
+        self.context_span_, self.horizon_span_ = axis.context_span, axis.horizon_span
+        self.seasonal_period_ = axis.seasonal_period
         self._index_names = list(y.index.names)
         self._fit_core(series, pretrained)
         return self
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
         seed = self._seed()
-        self._fit_scaling(series)
-        times, values = self._arrays(series)
+        raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
+        self.channel_mean_, self.channel_scale_ = self._population(raw)
+        self.series_mean_, self.series_scale_ = _series_scaling(
+            raw, self.channel_mean_, self.channel_scale_
+        )
+        axis = self._axis
+        times, values = _standardised(axis, series, self.series_mean_, self.series_scale_)
         self.calibration_fraction_ = self._calibration_share(times, values, pretrained is not None)
+        plan = self._plan(axis, self.max_targets_, self.calibration_fraction_)
         if pretrained is None:
-            self.net_ = self._train(times, values, "train", seed)
-            self.calibration_ = self._calibrate(times, values, "calibrate", seed)
+            windows = plan.windows(times, values, "train", seed)
+            self.net_ = self._train_on(windows, self.n_channels_, axis, self._ar_lags, seed)
+            self.calibration_ = self._calibrate(plan, times, values, "calibrate", seed)
         else:
             # Zero-shot: the calibration across subjects made by pretrain; a series
             # calibrated on its own (calibration_fraction > 0) only ever widens it.
             self.net_ = pretrained
             self.calibration_ = self.pretrained_calibration_
             if self.calibration_fraction_ > 0:
-                own = self._calibrate(times, values, "held_out", seed)
+                own = self._calibrate(plan, times, values, "held_out", seed)
                 self.calibration_ = self.calibration_.at_least(own)
         lags = self.net_.module_.lags
         self.ar_order_ = 0 if lags is None else int(lags.weight.shape[-1])
         self._series = dict(series)
-        self._set_step()
+        self._step = axis.common_step([f.index for f in self._series.values()])
 
     def _update(self, y, X=None, update_params=True):
         """Extend every series' context with the new observations (no retraining).
 
         With ``refit_on_update=True`` and ``update_params=True`` the forecaster retrains on
         everything seen so far (a pretrained network is kept and only recalibrated).
+        Writes the context kept for prediction (and a new series' row of ``series_mean_``
+        and ``series_scale_``), or what ``fit`` writes when it retrains.
         """
         names = self._y_metadata["feature_names"]
         try:
-            y = _in_order(y, list(next(iter(self._series.values())).columns), "update's y")
+            y = in_order(y, list(next(iter(self._series.values())).columns), "update's y")
         except ValueError:
             # sktime's update has already recorded this y's column names as the forecaster's
             # (its outputs' names): put back the known ones, so that a refused update leaves
@@ -1080,121 +792,44 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             self._y_metadata["feature_names"] = self._feature_names
             raise
         self._feature_names = names
-        for key, frame in _instances(y):
+        for key, frame in instances(y):
             old = self._series.get(key)
             if old is not None:
                 frame = pd.concat([old, frame])
                 frame = frame[~frame.index.duplicated(keep="last")].sort_index()
             else:  # a series first seen here is standardised by its own history
-                mean, scale = self._own_scaling(frame.to_numpy(dtype=np.float64))
+                mean, scale = own_scaling(
+                    frame.to_numpy(dtype=np.float64), self.channel_mean_, self.channel_scale_
+                )
                 self.series_mean_ = np.vstack([self.series_mean_, mean])
                 self.series_scale_ = np.vstack([self.series_scale_, scale])
             self._series[key] = frame
         if update_params and self.refit_on_update:
             self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))
         else:
-            self._set_step()
+            self._step = self._axis.common_step([f.index for f in self._series.values()])
         return self
-
-    def _series_indexes(self, fh: ForecastingHorizon) -> list[pd.Index]:
-        """Absolute forecast times of every series: a relative ``fh`` counts from each
-        series' own last time point (the convention of sktime's vectorised forecasters, e.g.
-        ``NaiveForecaster`` on a panel whose series end at different times); an absolute
-        ``fh`` is the same for all."""
-        if not fh.is_relative or len(self._series) == 1:
-            return [self._absolute_index(fh, self.cutoff)] * len(self._series)
-        values = fh.to_pandas()
-        if self.time_kind_ == "datetime" and pd.api.types.is_timedelta64_dtype(values.dtype):
-            # Time spans after each series' end, added directly: sktime's conversion costs
-            # about 2 ms a call (half of predict_var on 2,000 irregular series).
-            return [pd.DatetimeIndex(f.index[-1] + values) for f in self._series.values()]
-        # Otherwise once per distinct last time point (series of a panel mostly end together).
-        by_end: dict[object, pd.Index] = {}
-        for f in self._series.values():
-            if f.index[-1] not in by_end:
-                by_end[f.index[-1]] = self._absolute_index(fh, self._own_cutoff(f))
-        return [by_end[f.index[-1]] for f in self._series.values()]
-
-    def _own_cutoff(self, frame: pd.DataFrame) -> pd.Index:
-        """A series' last time point, as a one-element index shaped like ``self.cutoff``."""
-        last, cutoff = frame.index[-1], self.cutoff
-        if isinstance(cutoff, pd.DatetimeIndex):
-            return pd.DatetimeIndex([last], freq=cutoff.freq)
-        if isinstance(cutoff, pd.PeriodIndex):
-            return pd.PeriodIndex([last], freq=cutoff.freq)
-        return pd.Index([last], dtype=cutoff.dtype)
-
-    def _absolute_index(self, fh: ForecastingHorizon, cutoff: pd.Index) -> pd.Index:
-        values = fh.to_pandas()
-        if self.time_kind_.startswith("period") and pd.api.types.is_timedelta64_dtype(
-            values.dtype
-        ):
-            raise ValueError(
-                f"fh holds time spans (Timedelta) but y has a PeriodIndex (freq "
-                f"{cutoff.freqstr}); pass steps, e.g. fh=[1, 2, 3], or periods, e.g. "
-                f"fh=pd.period_range(..., freq={cutoff.freqstr!r})."
-            )
-        if (
-            fh.is_relative
-            and self.time_kind_ in _TIMEDELTA_KINDS
-            and pd.api.types.is_integer_dtype(values.dtype)
-            and fh.freq is None
-        ):
-            if self._step is None:
-                raise ValueError(
-                    "Integer steps in fh are ambiguous on an irregularly spaced index without "
-                    "a freq. Pass absolute timestamps (e.g. fh=pd.DatetimeIndex([...])) or "
-                    "relative time spans (e.g. fh=pd.to_timedelta([1, 2], unit='h'))."
-                )
-            step = pd.Timedelta(self._step * self.time_unit_)
-            return pd.Index(cutoff[0] + np.asarray(values) * step)
-        if self.time_kind_ == "timedelta" and pd.api.types.is_timedelta64_dtype(values.dtype):
-            # sktime cannot hold absolute times of a TimedeltaIndex in a ForecastingHorizon
-            # (to_absolute_index raises), so add the spans to the cutoff here.
-            return pd.TimedeltaIndex(cutoff[0] + values)
-        return self._check_tz(fh.to_absolute_index(cutoff))
-
-    def _check_tz(self, index: pd.Index) -> pd.Index:
-        """Absolute forecast times in the series' time zone; a naive time on an aware series
-        (or the reverse) is refused: reading it as UTC would forecast another instant."""
-        if not isinstance(index, pd.DatetimeIndex):
-            return index
-        tz = next(iter(self._series.values())).index.tz
-        if (index.tz is None) == (tz is None):
-            return index if tz is None else index.tz_convert(tz)
-        if tz is not None:
-            raise ValueError(
-                f"fh holds tz-naive timestamps but y is in time zone {tz}; a naive time is "
-                f"ambiguous, so localise fh first, e.g. fh=pd.DatetimeIndex([...]).tz_localize"
-                f"({str(tz)!r}), or pass relative steps or Timedeltas."
-            )
-        raise ValueError(
-            f"fh holds timestamps in time zone {index.tz} but y is tz-naive; pass naive "
-            "timestamps like y's index (e.g. fh.tz_localize(None)), or localise y in fit."
-        )
 
     def _forecast_moments(
         self, fh: ForecastingHorizon, diagnostics: dict | None = None
     ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
         """Row index, mean, model variance and lead ``(n_rows, n_channels)`` of the
         forecasts at ``fh``, channels in the network's order (steps 1–3 of
-        :mod:`levy_sklearn.uncertainty`).
-
-        A forecast time after a series' last time point is predicted from its whole context;
-        an earlier one (in-sample) from what was seen strictly before it, so it is the
-        forecast one would have made then. A ``diagnostics`` dict gets the per-head
-        ``evidence`` and ``disagreement`` (data units²), ``(n_rows, n_channels, n_heads)``.
+        :mod:`levy_sklearn.uncertainty`; windows as in
+        :meth:`~levy_sklearn.windows.WindowPlan.forecast_windows`). A ``diagnostics`` dict
+        gets the per-head ``evidence`` and ``disagreement`` (data units²) and the ``noise``
+        variance, ``(n_rows, n_channels[, n_heads])``.
         """
-        indexes = self._series_indexes(fh)
-        keys = list(self._series)
-        all_times, all_values = self._arrays(list(self._series.items()))
-        span = self.horizon_span_
-        # One window per (series, effective cutoff); each gets one extra query at the
-        # training horizon after its origin, whose variance floors the variance beyond it.
-        times, values, cutoffs, queries, where = [], [], [], [], []
-        t_all = [index_to_time(index, self.time_unit_) for index in indexes]
-        early = [keys[i] for i, (t, t_abs) in enumerate(zip(all_times, t_all, strict=True))
-                 if (t_abs < t[0]).any()]  # fmt: skip
+        axis, keys, frames = self._axis, list(self._series), list(self._series.values())
+        tz = getattr(frames[0].index, "tz", None)
+        indexes = axis.forecast_indexes(
+            fh, [f.index[-1] for f in frames], self.cutoff, self._step, tz
+        )
+        times, values = _standardised(
+            axis, list(self._series.items()), self.series_mean_, self.series_scale_
+        )
+        at = [axis.times(index) for index in indexes]
+        early = [k for k, t, t_abs in zip(keys, times, at, strict=True) if (t_abs < t[0]).any()]
         if early:
             where_ = "y" if early == [None] else f"series {early[:3]} of y"
             warnings.warn(
@@ -1203,65 +838,14 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 UserWarning,
                 stacklevel=4,
             )
-        for i, (t, v, t_abs) in enumerate(zip(all_times, all_values, t_all, strict=True)):
-            before = np.searchsorted(t, t_abs, side="left") - 1
-            cut = np.where(t_abs > t[-1], t[-1], np.where(before >= 0, t[before], t_abs - 1.0))
-            for c in np.unique(cut):
-                (k,) = np.nonzero(cut == c)
-                times.append(t)
-                values.append(v)
-                cutoffs.append([c])
-                queries.append(t_abs[k] - c)
-                where.append((i, k))
-        windows = series_windows(
-            times,
-            values,
-            cutoffs,
-            context_length=self.context_span_,
-            query_times=queries,
-            normalization=self.normalization,
-            seasonal_period=self.seasonal_period_,
-            max_tokens=self.max_tokens,
-            origin_queries=[span],
+        plan = self._plan(axis, self.max_targets_, self.calibration_fraction_)
+        windows, where = plan.forecast_windows(times, values, at)
+        f = window_forecasts(
+            self.net_, windows, where, at, self.calibration_, axis.horizon_span, self.n_channels_
         )
-        out = self.net_.predict_moments(windows.tokens)
-        loc, scale = windows.query_loc, windows.query_scale
-        n_ch = self.n_channels_
-        n_fh = len(indexes[0])
-        mean = np.empty((len(keys), n_fh, n_ch))
-        var = np.empty_like(mean)
-        n_heads = out.evidence.shape[-1]
-        noise = np.empty_like(mean)
-        lead = np.empty_like(mean)
-        evidence = np.empty((*mean.shape, n_heads))
-        disagreement = np.empty_like(evidence)
-        age = _channel_ages(windows.tokens, n_ch)
-        for w, (i, k) in enumerate(where):
-            # Horizons count from each channel's last observation, so a gap before the
-            # cutoff, or a channel silent for longer than the others, counts as horizon too.
-            rel = (t_all[i][k] - windows.origins[w])[:, None] + age[w]
-            q = (k.size + 1) * n_ch
-            # The network's forecast, weighed against the window's level by lead (the
-            # calibration's mean weight; the horizon query only lends its variance).
-            weight = np.ones((k.size + 1, n_ch))
-            weight[:-1] = self.calibration_.mean_weight_at(
-                np.broadcast_to(np.arange(n_ch), rel.shape), rel
-            )
-            m, s2 = to_data_units(
-                weight.ravel() * out.mean[w, :q], out.variance[w, :q], loc[w, :q], scale[w, :q]
-            )
-            m, s2 = m.reshape(k.size + 1, n_ch), s2.reshape(k.size + 1, n_ch)
-            scale2 = scale[w, :q] ** 2  # variances and their parts scale alike
-            mean[i, k] = m[:-1]
-            var[i, k] = horizon_floor(s2[:-1], s2[-1], rel, span)
-            lead[i, k] = rel
-            noise[i, k] = (scale2 * out.noise[w, :q]).reshape(k.size + 1, n_ch)[:-1]
-            evidence[i, k] = out.evidence[w, :q].reshape(k.size + 1, n_ch, n_heads)[:-1]
-            d = scale2[:, None] * out.disagreement[w, :q]
-            disagreement[i, k] = d.reshape(k.size + 1, n_ch, n_heads)[:-1]
         # Back to data units, each series by its own standardisation.
         scale, loc = self.series_scale_[:, None], self.series_mean_[:, None]
-        mean, var = to_data_units(mean, var, loc, scale)
+        mean, var = to_data_units(f.mean, f.variance, loc, scale)
         if keys == [None]:
             rows = indexes[0]
         else:
@@ -1269,14 +853,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 [(*key, t) for key, index in zip(keys, indexes, strict=True) for t in index],
                 names=self._index_names,
             )
-        n_rows = len(keys) * n_fh
+        n_rows, n_ch = len(rows), self.n_channels_
         if diagnostics is not None:
-            diagnostics["evidence"] = evidence.reshape(n_rows, n_ch, n_heads)
-            disagreement = disagreement * scale[..., None] ** 2
+            n_heads = f.evidence.shape[-1]
+            diagnostics["evidence"] = f.evidence.reshape(n_rows, n_ch, n_heads)
+            disagreement = f.disagreement * scale[..., None] ** 2
             diagnostics["disagreement"] = disagreement.reshape(n_rows, n_ch, n_heads)
-            diagnostics["noise"] = (noise * scale**2).reshape(n_rows, n_ch)
+            diagnostics["noise"] = (f.noise * scale**2).reshape(n_rows, n_ch)
         shape = (n_rows, n_ch)
-        return rows, mean.reshape(shape), var.reshape(shape), lead.reshape(shape)
+        return rows, mean.reshape(shape), var.reshape(shape), f.lead.reshape(shape)
 
     def _update_predict_single(self, y, fh, X=None, update_params=True):
         """Update with ``y``, then predict at ``fh``.
@@ -1490,7 +1075,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         >>> bool((lower < upper).all())
         True
         """
-        return super().predict_interval(fh=fh, X=X, coverage=_as_floats(coverage))
+        return super().predict_interval(fh=fh, X=X, coverage=as_floats(coverage))
 
     def predict_quantiles(self, fh=None, X=None, alpha=None):
         """Quantile forecasts of the calibrated distribution (see :meth:`predict_interval`).
@@ -1522,7 +1107,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         >>> q.shape, bool((q.iloc[:, 0] < q.iloc[:, 2]).all())
         ((2, 3), True)
         """
-        return super().predict_quantiles(fh=fh, X=X, alpha=_as_floats(alpha))
+        return super().predict_quantiles(fh=fh, X=X, alpha=as_floats(alpha))
 
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict]:

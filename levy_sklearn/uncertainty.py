@@ -38,8 +38,16 @@ True
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
+
 import numpy as np
 from scipy.stats import norm
+
+if TYPE_CHECKING:  # annotations only: uncertainty sits below the training loop
+    from .training import LevyNeuralNet
+    from .windows import SeriesWindows
 
 __all__ = ["LeadCalibration", "horizon_floor", "to_data_units"]
 
@@ -539,3 +547,149 @@ def _read_at(
         w = np.where(width > 0, (leads - c[lo]) / width, leads >= c[lo + 1])
     w = np.clip(w, 0.0, 1.0)[(...,) + (None,) * (table.ndim - 2)]  # over a table's levels
     return (1 - w) * table[channels, lo] + w * table[channels, lo + 1]
+
+
+def channel_ages(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
+    """Per window and channel, the time from the channel's last context observation to the
+    window's origin (the last observation of any channel); 0 for a channel with none (its
+    σ is the prior's)."""
+    last = np.stack(
+        [
+            np.where(tokens["mask"] & (tokens["channels"] == ch), tokens["times"], -np.inf).max(1)
+            for ch in range(n_channels)
+        ],
+        axis=1,
+    )
+    return np.where(np.isfinite(last), -last, 0.0)
+
+
+def held_out_forecasts(
+    net: LevyNeuralNet, windows: SeriesWindows, n_channels: int
+) -> tuple[np.ndarray, ...]:
+    """``net``'s forecasts of held-out ``windows``: targets, means and σ in the windows'
+    normalised units (measured from each window's level, the anchor), channels and leads
+    (the time from the channel's last context observation to the target), the inputs of
+    :meth:`LeadCalibration.fit_forecasts`."""
+    if not windows.series.size:
+        return np.empty(0), np.empty(0), np.empty(0), np.empty(0, int), np.empty(0)
+    out = net.predict_moments(windows.tokens)
+    chans = windows.tokens["query_channels"]
+    ages = channel_ages(windows.tokens, n_channels)
+    held = windows.query_valid & np.isfinite(windows.targets)
+    lead = windows.tokens["query_times"] + np.take_along_axis(ages, chans, axis=1)
+    # The window and series scales cancel in the scores: the same in data units.
+    return (
+        windows.targets[held],
+        out.mean[held],
+        np.sqrt(out.variance[held]),
+        chans[held],
+        lead[held],
+    )
+
+
+def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalibration:
+    """Split-conformal calibration of σ, by channel and lead, on held-out forecasts (pooled
+    over ``parts``, each from :func:`held_out_forecasts`), the mean shrunk towards the
+    window's level where that forecast the held-out data better
+    (:meth:`LeadCalibration.fit_forecasts`); with too few of them, the Normal's with a
+    warning that says how to hold out more."""
+    pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
+    reason = "no calibration window could be cut"
+    if pooled[0].size:
+        try:
+            return LeadCalibration.fit_forecasts(*pooled, n_channels)
+        except ValueError as err:  # too few held-out forecasts for a channel
+            reason = str(err)
+    warnings.warn(
+        f"σ could not be calibrated ({reason}); intervals are the model's Normal ones. "
+        "Hold out more data: a larger calibration_fraction, longer series, or more series "
+        "in the pretraining panel.",
+        stacklevel=6,  # the user's fit or pretrain, through sktime's public method
+    )
+    return LeadCalibration.identity(n_channels)
+
+
+def calibrate_across_series(
+    n_series: int,
+    n_folds: int,
+    n_scored: int,
+    seed: int,
+    train: Callable[[np.ndarray], LevyNeuralNet],
+    score: Callable[[LevyNeuralNet, np.ndarray], tuple[np.ndarray, ...]],
+    n_channels: int,
+) -> tuple[LevyNeuralNet, LeadCalibration]:
+    """A network and its calibration on series it never saw (cross-fitting over series).
+
+    The series are dealt into ``n_folds`` seeded folds; each of the first ``n_scored`` is
+    forecast (``score(net, in_fold)``, see :func:`held_out_forecasts`) by a network trained
+    without it (``train(in_training)``, both boolean masks over the series). With one
+    scored fold that network is the one returned; with more, a last one learns from every
+    series. Series, not time points, are held out: a new subject is exchangeable with the
+    held-out subjects, not with later points of subjects seen in training."""
+    folds = np.random.default_rng(seed).permutation(n_series) % n_folds
+    parts = []
+    for fold in range(n_scored):
+        net = train(folds != fold)
+        parts.append(score(net, folds == fold))
+    if n_scored > 1:
+        net = train(np.ones(n_series, bool))
+    return net, calibrate(parts, n_channels)
+
+
+class Forecasts(NamedTuple):
+    """Forecasts of every series at its forecast times, ``(n_series, n_times, n_channels)``,
+    in each series' standardised units (see :func:`window_forecasts`); ``evidence`` and
+    ``disagreement`` have a trailing head axis."""
+
+    mean: np.ndarray
+    variance: np.ndarray
+    lead: np.ndarray
+    noise: np.ndarray
+    evidence: np.ndarray
+    disagreement: np.ndarray
+
+
+def window_forecasts(
+    net: LevyNeuralNet,
+    windows: SeriesWindows,
+    where: list[tuple[int, np.ndarray]],
+    at: list[np.ndarray],
+    calibration: LeadCalibration,
+    horizon_span: float,
+    n_channels: int,
+) -> Forecasts:
+    """Steps 1–3 of the module: the network's moments of prediction ``windows`` (each with
+    a last query at ``horizon_span`` after its origin; ``where``: the series and forecast
+    positions each answers, see :meth:`~levy_sklearn.windows.WindowPlan.forecast_windows`)
+    at the forecast times ``at``, the mean weighed by ``calibration``'s mean weight, back
+    from window units, the variance floored beyond ``horizon_span``.
+
+    The lead counts from each channel's last observation, so a gap before the cutoff, or a
+    channel silent for longer than the others, counts as lead too."""
+    out = net.predict_moments(windows.tokens)
+    loc, scale = windows.query_loc, windows.query_scale
+    n_ch, n_heads = n_channels, out.evidence.shape[-1]
+    mean = np.empty((len(at), len(at[0]), n_ch))
+    var, noise, lead = np.empty_like(mean), np.empty_like(mean), np.empty_like(mean)
+    evidence = np.empty((*mean.shape, n_heads))
+    disagreement = np.empty_like(evidence)
+    age = channel_ages(windows.tokens, n_ch)
+    for w, (i, k) in enumerate(where):
+        rel = (at[i][k] - windows.origins[w])[:, None] + age[w]
+        q = (k.size + 1) * n_ch
+        # The horizon query only lends its variance: its mean keeps weight 1.
+        weight = np.ones((k.size + 1, n_ch))
+        weight[:-1] = calibration.mean_weight_at(np.broadcast_to(np.arange(n_ch), rel.shape), rel)
+        m, s2 = to_data_units(
+            weight.ravel() * out.mean[w, :q], out.variance[w, :q], loc[w, :q], scale[w, :q]
+        )
+        m, s2 = m.reshape(k.size + 1, n_ch), s2.reshape(k.size + 1, n_ch)
+        scale2 = scale[w, :q] ** 2  # variances and their parts scale alike
+        mean[i, k] = m[:-1]
+        var[i, k] = horizon_floor(s2[:-1], s2[-1], rel, horizon_span)
+        lead[i, k] = rel
+        noise[i, k] = (scale2 * out.noise[w, :q]).reshape(k.size + 1, n_ch)[:-1]
+        evidence[i, k] = out.evidence[w, :q].reshape(k.size + 1, n_ch, n_heads)[:-1]
+        d = scale2[:, None] * out.disagreement[w, :q]
+        disagreement[i, k] = d.reshape(k.size + 1, n_ch, n_heads)[:-1]
+    return Forecasts(mean, var, lead, noise, evidence, disagreement)

@@ -11,6 +11,10 @@ __all__: list[str] = []
 
 # Largest target magnitude accepted (see check_magnitude).
 _MAX_MAGNITUDE = 1e150
+# A channel of a series is standardised by its own spread from this many observations on,
+# by the population's below (see own_scaling): the standard deviation of n draws is off by
+# about 1/sqrt(2n), a fifth at 10.
+_MIN_OWN_SCALE = 10
 
 
 def column_scaling(
@@ -66,6 +70,52 @@ def column_scaling(
     return (
         np.where(np.isfinite(mean), mean, 0.0),
         np.where(np.isfinite(scale) & (scale > 0), scale, 1.0),
+    )
+
+
+def own_scaling(
+    values: np.ndarray, population_mean: np.ndarray, population_scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A series' per-channel mean and scale, the population's where it has too little data.
+
+    Each series is standardised by its own mean and spread, so a panel that mixes levels and
+    spreads (a series near 1,000 beside one near 1.0) is forecast in each series' own units:
+    one panel-wide scale would make a small series' windows look flat against the window
+    scale's floor and hide its errors from the loss. A spread read off a few observations is
+    noise, and σ would follow it (two observations of a new subject one small step apart
+    gave a third of the σ of one observation), so a channel with fewer than
+    ``_MIN_OWN_SCALE`` observations (or no spread) takes the population's scale, and a
+    channel never observed its mean.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_rows, n_channels)
+        The series' values; ``NaN`` marks an unobserved cell.
+    population_mean, population_scale : ndarray of shape (n_channels,)
+        The population's standardisation (see :func:`column_scaling`).
+
+    Returns
+    -------
+    mean, scale : ndarray of shape (n_channels,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.validation import own_scaling
+    >>> few = np.array([[1.0, 5.0], [2.0, np.nan]])  # 2 and 1 observations: too few
+    >>> own_scaling(few, np.zeros(2), np.full(2, 10.0))
+    (array([1.5, 5. ]), array([10., 10.]))
+    """
+    mean, scale = column_scaling(values)
+    n_observed = np.isfinite(values).sum(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN channels: not observed
+        spread = np.nanmax(values, axis=0, initial=-np.inf) > np.nanmin(
+            values, axis=0, initial=np.inf
+        )
+    return (
+        np.where(n_observed > 0, mean, population_mean),
+        np.where((n_observed >= _MIN_OWN_SCALE) & spread, scale, population_scale),
     )
 
 

@@ -11,347 +11,30 @@ prediction inputs are these windows.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 
+from ._normalisation import (
+    NORMALIZATIONS,
+    HistoryScale,
+    normalised_window,
+    seasonal_coefficients,
+    seasonal_term,
+    window_location,
+)
+from ._time_axis import infer_seasonal_period
 from .tokens import tokens_from_events
 
 # What a user calls to cut windows for a front-end of one's own; the time-axis helpers are the
 # forecaster's plumbing, importable but not promised.
 __all__ = ["SeriesWindows", "infer_seasonal_period", "series_windows"]
 
-#: Instance normalisations a window accepts (``normalization`` of :func:`series_windows`
-#: and of the forecaster): subtract the context's last observation, its least-squares line
-#: or its mean, or leave values alone.
-NORMALIZATIONS = ("last", "trend", "mean", "none")
-# Contexts thinner than this fall back to the mean (a slope from two tokens is noise).
-_MIN_TOKENS_TREND = 3
-# A seasonal pattern is fitted only to a context that spans at least this many periods (one
-# period cannot tell a season from a trend), with at least this many tokens per coefficient.
-MIN_SEASONS = 2
-_TOKENS_PER_COEFFICIENT = 2
-# A spread from fewer terms than this (residual degrees of freedom of a window, steps of a
-# history) is noise: it does not count towards a scale.
-_MIN_SCALE_TERMS = 2
-
-
-def index_kind(index: pd.Index) -> str:
-    """Which kind of time a series index carries: ``"datetime"``, ``"timedelta"``,
-    ``"period[<freq>]"`` or ``"numeric"``.
-
-    Datetime and timedelta indexes share a time unit (a ``pd.Timedelta``); a period index is
-    measured in periods of its frequency; a numeric index in its own units.
-
-    Parameters
-    ----------
-    index : pd.Index
-        The time index of a series.
-
-    Returns
-    -------
-    str
-        The kind of time.
-
-    Raises
-    ------
-    TypeError
-        For an index that carries no time (strings, booleans, ...).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from levy_sklearn.windows import index_kind
-    >>> index_kind(pd.date_range("2020", periods=3)), index_kind(pd.RangeIndex(3))
-    ('datetime', 'numeric')
-    >>> index_kind(pd.period_range("2020-01", periods=3, freq="M"))
-    'period[M]'
-    """
-    if isinstance(index, pd.DatetimeIndex):
-        return "datetime"
-    if isinstance(index, pd.TimedeltaIndex):
-        return "timedelta"
-    if isinstance(index, pd.PeriodIndex):
-        return f"period[{index.freqstr}]"
-    if pd.api.types.is_numeric_dtype(index.dtype) and not pd.api.types.is_bool_dtype(index):
-        return "numeric"
-    raise TypeError(
-        f"Cannot read time from an index of type {type(index).__name__} ({index.dtype}); use a "
-        "DatetimeIndex, TimedeltaIndex, PeriodIndex or an integer index."
-    )
-
-
-def _raw_time(index: pd.Index) -> np.ndarray:
-    """Float time in the index's native unit: seconds for datetime/timedelta, periods for a
-    period index (their ordinals), the values themselves for a numeric index."""
-    if isinstance(index, pd.DatetimeIndex):
-        if index.tz is not None:
-            index = index.tz_convert("UTC").tz_localize(None)
-        return np.asarray((index - pd.Timestamp(0)) / pd.Timedelta(1, "s"), dtype=np.float64)
-    if isinstance(index, pd.TimedeltaIndex):
-        return np.asarray(index / pd.Timedelta(1, "s"), dtype=np.float64)
-    if isinstance(index, pd.PeriodIndex):
-        return index.asi8.astype(np.float64)
-    return np.asarray(index, dtype=np.float64)
-
-
-def _unit_seconds_or_value(unit: pd.Timedelta | float) -> float:
-    return unit / pd.Timedelta(1, "s") if isinstance(unit, pd.Timedelta) else float(unit)
-
-
-def median_spacing(indexes: Sequence[pd.Index]) -> pd.Timedelta | float:
-    """Median positive spacing between consecutive time points, pooled over series.
-
-    The characteristic time unit of a collection of series: a ``pd.Timedelta`` for datetime
-    and timedelta indexes, a float otherwise (periods for a period index). ``1`` (one second,
-    one period, one index unit) when no series has two distinct time points.
-
-    Parameters
-    ----------
-    indexes : sequence of pd.Index
-        The time indexes of the series, all of one kind (see :func:`index_kind`).
-
-    Returns
-    -------
-    pd.Timedelta or float
-        The time unit.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from levy_sklearn.windows import median_spacing
-    >>> idx = pd.DatetimeIndex(["2020-01-01 00:00", "2020-01-01 01:00", "2020-01-01 03:00",
-    ...                         "2020-01-01 04:00"])
-    >>> median_spacing([idx])
-    Timedelta('0 days 01:00:00')
-    >>> median_spacing([pd.Index([0, 2, 4, 5])])
-    2.0
-    """
-    gaps = [np.diff(np.sort(_raw_time(ix))) for ix in indexes if len(ix) > 1]
-    gaps = np.concatenate(gaps) if gaps else np.array([])
-    gaps = gaps[gaps > 0]
-    spacing = float(np.median(gaps)) if gaps.size else 1.0
-    kinds = {index_kind(ix) for ix in indexes}
-    if kinds & {"datetime", "timedelta"}:
-        return pd.Timedelta(seconds=spacing)
-    return spacing
-
-
-def index_to_time(index: pd.Index, unit: pd.Timedelta | float) -> np.ndarray:
-    """Float times of ``index`` in multiples of ``unit`` (see :func:`median_spacing`).
-
-    Only differences of these times carry meaning (the origin is the Unix epoch for datetimes,
-    zero otherwise); windows subtract their cutoff.
-
-    Parameters
-    ----------
-    index : pd.Index
-        A datetime, timedelta, period or numeric index.
-    unit : pd.Timedelta or float
-        The time unit: a ``pd.Timedelta`` for datetime and timedelta indexes, a number of
-        periods or index units otherwise.
-
-    Returns
-    -------
-    ndarray of shape (len(index),)
-        Float times.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from levy_sklearn.windows import index_to_time
-    >>> idx = pd.DatetimeIndex(["2020-01-01 00:00", "2020-01-01 06:00", "2020-01-02 00:00"])
-    >>> t = index_to_time(idx, pd.Timedelta(hours=6))
-    >>> (t - t[0]).tolist()
-    [0.0, 1.0, 4.0]
-    """
-    return _raw_time(index) / _unit_seconds_or_value(unit)
-
-
-def span_in_units(
-    span: float | str | pd.Timedelta, unit: pd.Timedelta | float, name: str = "span"
-) -> float:
-    """A time span in time units: a number is already a count of units; a ``pd.Timedelta``
-    (or a string pandas reads as one, e.g. ``"36h"``) is divided by a ``pd.Timedelta`` unit.
-
-    Parameters
-    ----------
-    span : float, str or pd.Timedelta
-        A positive number of time units, or a time span.
-    unit : pd.Timedelta or float
-        The time unit (see :func:`median_spacing`).
-    name : str, default="span"
-        The hyperparameter's name, for error messages.
-
-    Returns
-    -------
-    float
-        The span in time units.
-
-    Raises
-    ------
-    ValueError, TypeError
-        For a span that is not positive, not readable, or a time span on an index without
-        a time unit; the message says what to pass instead.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from levy_sklearn.windows import span_in_units
-    >>> span_in_units(24, pd.Timedelta(hours=1)), span_in_units("2D", pd.Timedelta(hours=1))
-    (24.0, 48.0)
-    """
-    if isinstance(span, str | pd.Timedelta | np.timedelta64):
-        try:
-            delta = pd.Timedelta(span)
-        except ValueError as err:
-            raise ValueError(f"{name}={span!r} is not a time span pandas can read.") from err
-        if not isinstance(unit, pd.Timedelta):
-            raise ValueError(
-                f"{name}={span!r} is a time span, but the series' index has no time unit (it "
-                "is a period or integer index); give it as a number of time steps instead."
-            )
-        value = delta / unit
-    elif isinstance(span, numbers.Real) and not isinstance(span, bool):
-        value = float(span)
-    else:
-        raise TypeError(
-            f"{name}={span!r} must be a positive number of time steps or a time span such as "
-            "pd.Timedelta('2D') or '36h'."
-        )
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}={span!r} must be positive.")
-    return float(value)
-
-
-# Seasonal periods implied by an index frequency (its base, without multiple or anchor): in
-# periods for a period index, as a time span for a datetime index (whose unit, the median
-# spacing, is not a calendar month or quarter).
-# (pandas < 2.2 spells hourly "H", month end "M" and quarter end "Q").
-_PERIODS_PER_SEASON = {"M": 12, "Q": 4, "D": 7, "B": 5, "h": 24, "H": 24}
-_YEAR = pd.Timedelta(days=365.2425)
-_SEASON_SPAN = {
-    "M": _YEAR,
-    "MS": _YEAR,
-    "ME": _YEAR,
-    "Q": _YEAR,
-    "QS": _YEAR,
-    "QE": _YEAR,
-    "D": pd.Timedelta(days=7),
-    "B": pd.Timedelta(days=7),
-    "h": pd.Timedelta(days=1),
-    "H": pd.Timedelta(days=1),
-}
-
-
-def infer_seasonal_period(index: pd.Index) -> float | pd.Timedelta | None:
-    """The seasonal period a regular index's frequency implies, or ``None``.
-
-    Monthly and quarterly data repeat yearly, daily and business-daily data weekly, hourly
-    data daily. A period index gets a number of its periods (12, 4, 7, 5, 24), a datetime
-    index a time span (a year, a week, a day), since its time unit is the median spacing, not
-    a calendar month. Yearly, weekly, sub-hourly, multiple-step (``"2h"``) and irregular
-    indexes get ``None``.
-
-    Parameters
-    ----------
-    index : pd.Index
-        The time index of a series.
-
-    Returns
-    -------
-    float, pd.Timedelta or None
-        The seasonal period.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from levy_sklearn.windows import infer_seasonal_period
-    >>> infer_seasonal_period(pd.period_range("2020-01", periods=3, freq="M"))
-    12.0
-    >>> infer_seasonal_period(pd.date_range("2020", periods=5, freq="h"))
-    Timedelta('1 days 00:00:00')
-    >>> print(infer_seasonal_period(pd.period_range("2020", periods=3, freq="Y")))
-    None
-    """
-    if isinstance(index, pd.PeriodIndex):
-        code, table = index.freqstr, _PERIODS_PER_SEASON
-    elif isinstance(index, pd.DatetimeIndex):
-        code = None if index.freq is None else index.freq.freqstr
-        if code is None and len(index) >= 3:
-            code = pd.infer_freq(index)
-        table = _SEASON_SPAN
-    else:
-        return None
-    # Multiples ("2h") and other frequencies are not in the tables.
-    period = None if code is None else table.get(code.split("-")[0])
-    return float(period) if isinstance(period, int) else period
-
-
-def _seasonal_coefficients(
-    t: np.ndarray, c: np.ndarray, v: np.ndarray, n_channels: int, period: float | None
-) -> np.ndarray | None:
-    """Per-channel Fourier coefficients ``(n_channels, K, 2)`` of one context's seasonal
-    pattern of ``period`` (time units), ``None`` without a period.
-
-    Least squares of ``level + slope·τ + Σ_k a_k cos(2πkτ/P) + b_k sin(2πkτ/P)``, so a trend
-    is not read as season; ``K = ⌊P/2⌋`` harmonics (every shape a regular season of ``P``
-    steps can take; one that vanishes on the grid, ``sin(πτ)`` for an even ``P``, gets the
-    minimum-norm coefficient 0), fewer where the channel has few tokens, none where its
-    context spans less than two periods. The coefficients are shrunk towards no season by
-    the positive-part James–Stein factor ``max(0, 1 − (p − 2) σ̂² / (RSS₀ − RSS₁))`` (``p``
-    seasonal coefficients, ``RSS₁`` and ``RSS₀`` the residual sums of squares with and
-    without them, ``σ̂² = RSS₁ / (n − p − 2)``): a few periods of context estimate up to
-    ``P − 1`` coefficients, and where the season is weak against the noise the least-squares
-    pattern is mostly noise that a forecast would repeat (a single spike of an intermittent
-    series, read as a yearly one). A clear season keeps a factor near 1.
-    """
-    if period is None:
-        return None
-    n_harmonics = int(period // 2)
-    coef = np.zeros((n_channels, n_harmonics, 2))
-    for ch in range(n_channels):
-        sel = c == ch
-        tc, vc = t[sel], v[sel]
-        k = min(n_harmonics, (tc.size // _TOKENS_PER_COEFFICIENT - 2) // 2)
-        if k < 1 or np.ptp(tc) < MIN_SEASONS * period:
-            continue
-        angle = 2 * np.pi * np.outer(tc, np.arange(1, k + 1)) / period
-        design = np.column_stack([np.ones_like(tc), tc, np.cos(angle), np.sin(angle)])
-        beta, _, rank, _ = np.linalg.lstsq(design, vc, rcond=None)
-        beta = beta * _james_stein(design, vc, beta, rank)
-        coef[ch, :k, 0], coef[ch, :k, 1] = beta[2 : 2 + k], beta[2 + k :]
-    return coef
-
-
-def _james_stein(design: np.ndarray, v: np.ndarray, beta: np.ndarray, rank: int) -> float:
-    """The positive-part James–Stein factor of the coefficients beyond the first two columns
-    of ``design`` (the line), given their least-squares fit ``beta`` of rank ``rank``; ``1``
-    (no shrinkage) where there are too few coefficients (``p ≤ 2``) or residual degrees of
-    freedom."""
-    n_season, dof = rank - 2, v.size - rank
-    if n_season <= 2 or dof <= 0:
-        return 1.0
-    rss = np.sum((v - design @ beta) ** 2)
-    line = np.linalg.lstsq(design[:, :2], v, rcond=None)[0]
-    explained = np.sum((v - design[:, :2] @ line) ** 2) - rss
-    if explained <= 0:  # the season explains nothing
-        return 0.0
-    return max(0.0, 1.0 - (n_season - 2) * (rss / dof) / explained)
-
-
-def _seasonal_term(
-    coef: np.ndarray | None, t: np.ndarray, c: np.ndarray, period: float | None
-) -> np.ndarray | float:
-    """The seasonal pattern of :func:`_seasonal_coefficients` at times ``t`` of channels
-    ``c`` (``0`` without one)."""
-    if coef is None:
-        return 0.0
-    angle = 2 * np.pi * np.outer(t, np.arange(1, coef.shape[1] + 1)) / period
-    return np.sum(coef[c, :, 0] * np.cos(angle) + coef[c, :, 1] * np.sin(angle), axis=1)
+# Share of the gap windows of observation_dropout that are holes before a last observation
+# (chosen on held-out series: benchmarks/results/forecaster_ablation.md, run 9).
+HOLE_SHARE = 0.5
 
 
 class SeriesWindows(NamedTuple):
@@ -405,47 +88,6 @@ class SeriesWindows(NamedTuple):
     n_context: np.ndarray
 
 
-def _window_location(
-    t: np.ndarray, c: np.ndarray, v: np.ndarray, n_channels: int, mode: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-channel ``(level, slope, spread²)`` of one context: ``loc(τ) = level + slope·τ``
-    (``"last"``: the channel's last value, slope 0; ``"trend"``: the least-squares line;
-    ``"mean"``: the mean, slope 0).
-
-    ``spread²`` is the residual variance around it with the degrees of freedom of the fit
-    removed (unbiased, so a thin context does not read as a calm one); ``0`` where fewer than
-    two residual degrees of freedom are left.
-    """
-    level = np.zeros(n_channels)
-    slope = np.zeros(n_channels)
-    spread2 = np.zeros(n_channels)
-    if mode == "none":
-        return level, slope, spread2
-    for ch in range(n_channels):
-        sel = c == ch
-        n = int(sel.sum())
-        if n == 0:
-            continue
-        tc, vc = t[sel], v[sel]
-        if mode != "mean" and n >= _MIN_TOKENS_TREND and np.ptp(tc) > 0:
-            # Least-squares line through the context, anchored at the origin (τ = 0); with
-            # "last" only its residual spread is kept (the scale of a trending context).
-            tm = tc.mean()
-            slope[ch] = np.sum((tc - tm) * (vc - vc.mean())) / np.sum((tc - tm) ** 2)
-            level[ch] = vc.mean() - slope[ch] * tm
-            dof = n - 2
-        else:
-            level[ch] = vc.mean()
-            dof = n - 1
-        if dof >= _MIN_SCALE_TERMS:
-            spread2[ch] = np.sum((vc - level[ch] - slope[ch] * tc) ** 2) / dof
-        if mode == "last":
-            # Forecast the change from the last observation, held flat: the trend stays in
-            # the normalised context, where the network sees it.
-            level[ch], slope[ch] = vc[np.argmax(tc)], 0.0
-    return level, slope, spread2
-
-
 class _LastCells:
     """Adds to a context the last observation of each channel it holds none of.
 
@@ -480,40 +122,6 @@ class _LastCells:
             np.concatenate([chans, event[1]]).astype(event[1].dtype),
             np.concatenate([vv, event[2]]),
         )
-
-
-class _HistoryScale:
-    """Per-channel scale floor of a series from its whole observed history up to a cutoff.
-
-    The root mean square of the steps between consecutive observations of a channel (the
-    error a last-value forecast makes, the scale MASE uses), over every step that ends at or
-    before the cutoff, with ``min_scale`` added in quadrature. A scale taken from the few
-    points inside one window alone shrinks exactly when the window is sparse or gappy, and
-    every σ shrinks with it; this floor does not: thinning a history lengthens its steps
-    (a larger floor), and a gap before the cutoff leaves the earlier history as it was.
-    """
-
-    def __init__(self, t: np.ndarray, v: np.ndarray, min_scale: float) -> None:
-        self.min_scale = min_scale
-        self.step_times, self.cum_squares = [], []
-        for ch in range(v.shape[1]):
-            ok = np.isfinite(v[:, ch])
-            steps = np.diff(v[ok, ch])
-            self.step_times.append(t[ok][1:])
-            self.cum_squares.append(np.cumsum(steps**2))
-
-    def __call__(self, cutoff: float, local_spread2: np.ndarray) -> np.ndarray:
-        """Scale per channel at ``cutoff``: the larger of the history's step RMS and the
-        window's own (unbiased) residual spread, so a window whose amplitude has grown beyond
-        its history's is not under-scaled, and a thin one is never scaled below its history."""
-        scale2 = np.asarray(local_spread2, dtype=np.float64).copy()
-        for ch, (times, cum) in enumerate(zip(self.step_times, self.cum_squares, strict=True)):
-            n = int(np.searchsorted(times, cutoff, side="right"))
-            if n >= _MIN_SCALE_TERMS:
-                scale2[ch] = max(scale2[ch], cum[n - 1] / n)
-            elif scale2[ch] == 0:
-                scale2[ch] = 1.0  # no history, no spread: the channel's global unit
-        return np.sqrt(scale2 + self.min_scale**2)
 
 
 def series_windows(
@@ -642,7 +250,7 @@ def series_windows(
         v_i = np.asarray(v_i, dtype=np.float64).reshape(len(t_i), n_channels)
         end = np.inf if target_end is None else float(target_end[i])
         # Without normalisation no window is scaled, so no history scale is needed.
-        history_scale = None if normalization == "none" else _HistoryScale(t_i, v_i, min_scale)
+        history_scale = None if normalization == "none" else HistoryScale(t_i, v_i, min_scale)
         last_cells = _LastCells(t_i, v_i)
         cuts = np.asarray(cutoffs[i], dtype=np.float64)
         gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
@@ -656,11 +264,11 @@ def series_windows(
             # the cutoff lengthens every horizon instead of going unseen.
             shift = tt.max() if tt.size else 0.0
             tt = tt - shift
-            season = _seasonal_coefficients(tt, chans, vv, n_channels, seasonal_period)
-            level, slope, spread2 = _window_location(
+            season = seasonal_coefficients(tt, chans, vv, n_channels, seasonal_period)
+            level, slope, spread2 = window_location(
                 tt,
                 chans,
-                vv - _seasonal_term(season, tt, chans, seasonal_period),
+                vv - seasonal_term(season, tt, chans, seasonal_period),
                 n_channels,
                 normalization,
             )
@@ -677,7 +285,7 @@ def series_windows(
             tgt = np.concatenate([tgt, np.full((extra.size, n_channels), np.nan)])
             windows.append(
                 _Window(
-                    *_normalised_window(
+                    *normalised_window(
                         tt, chans, vv, rel, tgt, (level, slope, scale), season, seasonal_period
                     ),
                     series=i,
@@ -757,30 +365,6 @@ def _observed_targets(
     return rel, tgt
 
 
-def _normalised_window(
-    tt: np.ndarray,
-    chans: np.ndarray,
-    vv: np.ndarray,
-    rel: np.ndarray,
-    tgt: np.ndarray,
-    location: tuple[np.ndarray, np.ndarray, np.ndarray],
-    season: np.ndarray | None,
-    period: float | None,
-) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
-    """One window's context event, its queries (every channel at every relative time) and
-    their targets, normalised by ``loc(τ) = level + slope·τ + s(τ)`` and ``scale`` per
-    channel (``location = (level, slope, scale)``, ``s`` the seasonal pattern, if any)."""
-    level, slope, scale = location
-    n_channels = level.size
-    loc = level[chans] + slope[chans] * tt + _seasonal_term(season, tt, chans, period)
-    vv = (vv - loc) / scale[chans]
-    rel_q = np.repeat(rel, n_channels)
-    chan_q = np.tile(np.arange(n_channels), rel.size)
-    loc_q = level[chan_q] + slope[chan_q] * rel_q + _seasonal_term(season, rel_q, chan_q, period)
-    scale_q = scale[chan_q]
-    return (tt, chans, vv), rel_q, chan_q, (tgt.ravel() - loc_q) / scale_q, loc_q, scale_q
-
-
 def _stack(windows: list[_Window]) -> SeriesWindows:
     """Pad the windows' queries to one width and their events into tokens."""
     width = max([1, *(w.query_times.size for w in windows)])
@@ -810,3 +394,162 @@ def _stack(windows: list[_Window]) -> SeriesWindows:
         origins=np.array([w.origin for w in windows], dtype=np.float64),
         n_context=np.array([w.event[0].size for w in windows], dtype=np.int64),
     )
+
+
+def calibration_start(t: np.ndarray, fraction: float) -> float:
+    """Time at which the last ``fraction`` of a series' time span (held out for calibration)
+    begins."""
+    return t[0] + (1 - fraction) * (t[-1] - t[0])
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """Which windows a forecaster cuts from its series: for training, for calibration and
+    for prediction, with their cutoffs, gaps and holes and the calibration split.
+
+    Parameters
+    ----------
+    context_span, horizon_span : float
+        Look-back span and training horizon in time units.
+    seasonal_period : float or None
+        Seasonal period (time units) removed per window.
+    normalization : str
+        Instance normalisation (see :func:`series_windows`).
+    max_tokens : int
+        Context tokens per window, the latest.
+    max_targets : int or None
+        Target times per training window (evenly spaced); ``None``: every one.
+    windows_per_series : int
+        Training windows per series (evenly spaced cutoffs).
+    observation_dropout : float
+        Share of training windows repeated with a gap (see the forecaster's parameter).
+    calibration_fraction : float
+        The last share of each series' span whose windows calibrate and do not train.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.windows import WindowPlan
+    >>> plan = WindowPlan(8.0, 2.0, None, "last", 64, None, 100, 0.0, 0.0)
+    >>> t, v = np.arange(20.0), np.arange(20.0)[:, None]
+    >>> plan.cutoffs(t, v, -np.inf, np.inf)[[0, -1]]  # a context before, a target after
+    array([ 0., 18.])
+    >>> plan.windows([t], [v], "train", seed=0).targets.shape  # 19 windows, 2 targets each
+    (19, 2)
+    """
+
+    context_span: float
+    horizon_span: float
+    seasonal_period: float | None
+    normalization: str
+    max_tokens: int
+    max_targets: int | None
+    windows_per_series: int
+    observation_dropout: float
+    calibration_fraction: float
+
+    def cutoffs(
+        self, times: np.ndarray, values: np.ndarray, start: float, stop: float
+    ) -> np.ndarray:
+        """Cutoffs in ``[start, stop)`` with a non-empty context and at least one target, at
+        most ``windows_per_series`` of them (evenly spaced, the latest kept)."""
+        observed = np.isfinite(values).any(axis=1)
+        count = np.concatenate([[0], np.cumsum(observed)])
+        n_context = (
+            count[np.searchsorted(times, times, side="right")]
+            - count[np.searchsorted(times, times - self.context_span, side="right")]
+        )
+        n_target = (
+            count[np.searchsorted(times, times + self.horizon_span, side="right")]
+            - count[np.searchsorted(times, times, side="right")]
+        )
+        cut = times[(n_context > 0) & (n_target > 0) & (times >= start) & (times < stop)]
+        if cut.size > self.windows_per_series:
+            pick = np.linspace(0, cut.size - 1, self.windows_per_series).round().astype(int)
+            cut = cut[np.unique(pick)]
+        return cut
+
+    def windows(
+        self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
+    ) -> SeriesWindows:
+        """Training (``part="train"``), calibration (``"calibrate"``), all (``"all"``) or
+        held-out (``"held_out"``) windows; the split is in time, the last
+        ``calibration_fraction`` of each series. Training windows (``"train"``, ``"all"``)
+        include the gap windows of ``observation_dropout``; calibration windows
+        (``"calibrate"``, ``"held_out"``: every cutoff) are the forecasts a user makes."""
+        cutoffs, ends, gaps, keeps = [], [], [], []
+        # Gap windows (see observation_dropout) are drawn from the seed, reproducibly.
+        rng = np.random.default_rng(seed)
+        for t, v in zip(times, values, strict=True):
+            split = -np.inf if part == "held_out" else np.inf
+            if part in ("train", "calibrate") and self.calibration_fraction > 0 and t.size:
+                split = calibration_start(t, self.calibration_fraction)
+            if part in ("calibrate", "held_out"):
+                cut = self.cutoffs(t, v, split, np.inf)
+                gap = np.zeros(cut.size)
+                keep = np.zeros(cut.size, bool)
+            else:
+                cut = self.cutoffs(t, v, -np.inf, split)
+                n_gap = int(np.ceil(self.observation_dropout * cut.size))
+                gapped = rng.choice(cut, size=n_gap, replace=False) if cut.size else cut[:0]
+                gap = np.concatenate(
+                    [np.zeros(cut.size), rng.uniform(0, self.horizon_span, n_gap)]
+                )
+                # Some gaps are holes before a last observation (a sensor that was silent,
+                # then reported once), the others end the context.
+                holes = rng.random(n_gap) < HOLE_SHARE
+                keep = np.concatenate([np.zeros(cut.size, bool), holes])
+                cut = np.concatenate([cut, gapped])
+            cutoffs.append(cut)
+            gaps.append(gap)
+            keeps.append(keep)
+            ends.append(split if part == "train" else np.inf)
+        return series_windows(
+            times,
+            values,
+            cutoffs,
+            context_length=self.context_span,
+            horizon=self.horizon_span,
+            target_end=ends,
+            normalization=self.normalization,
+            seasonal_period=self.seasonal_period,
+            max_tokens=self.max_tokens,
+            max_queries=self.max_targets,
+            context_gaps=gaps,
+            gap_keeps_last=keeps,
+        )
+
+    def forecast_windows(
+        self, times: list[np.ndarray], values: list[np.ndarray], at: list[np.ndarray]
+    ) -> tuple[SeriesWindows, list[tuple[int, np.ndarray]]]:
+        """Prediction windows for the forecast times ``at`` of every series, and for each
+        window the series and the positions in ``at`` it answers.
+
+        A time after a series' last time point is forecast from its whole context; an
+        earlier one (in-sample) from what was seen strictly before it, so it is the
+        forecast one would have made then: one window per (series, effective cutoff). Each
+        window gets one extra query at ``horizon_span`` after its origin, whose variance
+        floors the variance beyond it (see :func:`~levy_sklearn.uncertainty.horizon_floor`).
+        """
+        rows, cutoffs, queries, where = [], [], [], []
+        for i, (t, t_abs) in enumerate(zip(times, at, strict=True)):
+            before = np.searchsorted(t, t_abs, side="left") - 1
+            cut = np.where(t_abs > t[-1], t[-1], np.where(before >= 0, t[before], t_abs - 1.0))
+            for c in np.unique(cut):
+                (k,) = np.nonzero(cut == c)
+                rows.append(i)
+                cutoffs.append([c])
+                queries.append(t_abs[k] - c)
+                where.append((i, k))
+        windows = series_windows(
+            [times[i] for i in rows],
+            [values[i] for i in rows],
+            cutoffs,
+            context_length=self.context_span,
+            query_times=queries,
+            normalization=self.normalization,
+            seasonal_period=self.seasonal_period,
+            max_tokens=self.max_tokens,
+            origin_queries=[self.horizon_span],
+        )
+        return windows, where

@@ -641,38 +641,6 @@ def test_less_history_never_lowers_sigma_on_average(walk_pretrained, name, degra
     assert (sd_less >= sd_full).all(), (name, sd_full, sd_less)
 
 
-def test_training_windows_include_gaps_and_holes():
-    # observation_dropout=0.3 adds ⌈0.3 n⌉ gap windows to the n windows as cut; about half are
-    # holes (the last observation before the cutoff kept, so the origin is the cutoff itself
-    # on this fully observed series), the others end their context before the cutoff.
-    y = pd.Series(
-        np.sin(np.arange(200) / 5), index=pd.period_range("2000-01", periods=200, freq="M")
-    )
-    f = LevyForecaster(max_epochs=1, random_state=0).fit(y)
-    t = np.arange(200.0)
-    v = y.to_numpy()[:, None]
-    n_cut = f._cutoffs(t, v, -np.inf, np.inf).size
-    windows = f._windows([t], [v], "train", seed=0)
-    assert windows.cutoffs.size == n_cut + int(np.ceil(0.3 * n_cut))
-    # windows as cut see no gap: their origin is their cutoff
-    np.testing.assert_array_equal(windows.origins[:n_cut], windows.cutoffs[:n_cut])
-    # gap windows late enough to have a context before any gap (36 + a gap of at most 12)
-    late = np.arange(n_cut, windows.cutoffs.size)[windows.cutoffs[n_cut:] >= 48]
-    holes = windows.origins[late] == windows.cutoffs[late]
-    assert 0.3 < holes.mean() < 0.7
-    jumps = []
-    for row, hole in zip(late, holes, strict=True):
-        observed = np.sort(windows.tokens["times"][row][windows.tokens["mask"][row]])
-        assert observed[-1] == 0.0  # times are relative to the last observation
-        if hole:
-            jumps.append(observed[-1] - observed[-2])
-        else:  # every step inside the context: it ends before the cutoff
-            assert np.all(np.diff(observed) == 1)
-    # a hole of up to max_horizon (12 steps) before the kept observation: a jump of more than
-    # one step, unless the drawn gap was shorter than a step (about 1 in 12)
-    assert np.min(jumps) >= 1 and np.mean(np.array(jumps) > 1) > 0.75
-
-
 def walk_pair(seed_a: int, seed_b: int) -> pd.DataFrame:
     """Two independent random walks as the channels ``a`` and ``b`` of one series."""
     walks = [random_walk(seed=seed_a), random_walk(seed=seed_b)]

@@ -123,7 +123,7 @@ def _fourier_design(t: np.ndarray) -> np.ndarray:
 def test_season_coefficients_are_shrunk_by_the_james_stein_factor_of_the_f_statistic():
     import statsmodels.api as sm
 
-    from levy_sklearn.windows import _seasonal_coefficients
+    from levy_sklearn._normalisation import seasonal_coefficients
 
     rng = np.random.default_rng(0)
     t = np.arange(-35.0, 1.0)
@@ -133,7 +133,7 @@ def test_season_coefficients_are_shrunk_by_the_james_stein_factor_of_the_f_stati
         line = sm.OLS(v, _fourier_design(t)[:, :2]).fit()
         f_stat, _, p = full.compare_f_test(line)  # F of the 11 seasonal coefficients
         factor = max(0.0, 1 - (p - 2) / (p * f_stat))
-        coef = _seasonal_coefficients(t, np.zeros(t.size, int), v, 1, 12.0)[0]
+        coef = seasonal_coefficients(t, np.zeros(t.size, int), v, 1, 12.0)[0]
         cos_sin = np.concatenate([coef[:, 0], coef[:5, 1]])
         np.testing.assert_allclose(cos_sin, factor * full.params[2:], rtol=1e-8, atol=1e-10)
         assert factor < 0.9 if expect == "shrunk" else factor > 0.98

@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from levy_sklearn.windows import index_to_time, median_spacing, series_windows
+from levy_sklearn._time_axis import index_to_time, median_spacing
+from levy_sklearn.windows import WindowPlan, series_windows
 
 NAN = np.nan
 
@@ -232,3 +233,33 @@ def test_a_channel_silent_beyond_the_look_back_keeps_its_last_cell():
     v[1, 1] = NAN
     w = series_windows([t], [v], cut, context_length=4, horizon=1)
     assert set(w.tokens["channels"][0][w.tokens["mask"][0]]) == {0}
+
+
+def test_training_windows_include_gaps_and_holes():
+    # observation_dropout=0.3 adds ⌈0.3 n⌉ gap windows to the n windows as cut; about half are
+    # holes (the last observation before the cutoff kept, so the origin is the cutoff itself
+    # on this fully observed series), the others end their context before the cutoff.
+    # The forecaster's default plan on a monthly series of 200 steps.
+    t = np.arange(200.0)
+    v = np.sin(t / 5)[:, None]
+    plan = WindowPlan(36.0, 12.0, 12.0, "last", 256, None, 512, 0.3, 0.0)
+    n_cut = plan.cutoffs(t, v, -np.inf, np.inf).size
+    windows = plan.windows([t], [v], "train", seed=0)
+    assert windows.cutoffs.size == n_cut + int(np.ceil(0.3 * n_cut))
+    # windows as cut see no gap: their origin is their cutoff
+    np.testing.assert_array_equal(windows.origins[:n_cut], windows.cutoffs[:n_cut])
+    # gap windows late enough to have a context before any gap (36 + a gap of at most 12)
+    late = np.arange(n_cut, windows.cutoffs.size)[windows.cutoffs[n_cut:] >= 48]
+    holes = windows.origins[late] == windows.cutoffs[late]
+    assert 0.3 < holes.mean() < 0.7
+    jumps = []
+    for row, hole in zip(late, holes, strict=True):
+        observed = np.sort(windows.tokens["times"][row][windows.tokens["mask"][row]])
+        assert observed[-1] == 0.0  # times are relative to the last observation
+        if hole:
+            jumps.append(observed[-1] - observed[-2])
+        else:  # every step inside the context: it ends before the cutoff
+            assert np.all(np.diff(observed) == 1)
+    # a hole of up to max_horizon (12 steps) before the kept observation: a jump of more than
+    # one step, unless the drawn gap was shorter than a step (about 1 in 12)
+    assert np.min(jumps) >= 1 and np.mean(np.array(jumps) > 1) > 0.75

@@ -1,0 +1,166 @@
+"""The ``y`` a forecaster is given: split into series, checked, columns matched by name.
+
+sktime's input checks run first; these refuse what they let through but would corrupt a
+forecast (repeated time points, ``±inf``, values beyond float range, columns reordered after
+``pretrain``) and turn what they would answer obscurely into a brief error that names the
+fix.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from .validation import check_magnitude
+
+
+def instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
+    """Split a Series/Panel/Hierarchical frame into ``(instance key, time-indexed frame)``,
+    refusing what sktime's checks let through but would corrupt a forecast.
+
+    The key is ``None`` for a single series and otherwise always a tuple with one value per
+    instance level, whatever the pandas version: ``groupby(level=[0])`` yields scalar keys on
+    pandas 2.x (with a FutureWarning) and 1-tuples on pandas 3, and ``(*key, t)`` unpacked a
+    scalar string key letter by letter. Here one instance level is grouped by a scalar level
+    (scalar keys on every version) and wrapped, several by a list (tuple keys on every
+    version); the output index, ``update`` and error messages all use these keys.
+    """
+    if not isinstance(y.index, pd.MultiIndex):
+        series = [(None, y.sort_index())]
+    else:
+        levels = list(range(y.index.nlevels - 1))
+        if len(levels) == 1:
+            groups = (((key,), frame) for key, frame in y.groupby(level=0, sort=False))
+        else:
+            groups = ((tuple(key), frame) for key, frame in y.groupby(level=levels, sort=False))
+        series = [(key, frame.droplevel(levels).sort_index()) for key, frame in groups]
+    for key, frame in series:
+        where = "y" if key is None else f"series {key!r} of y"
+        if frame.index.has_duplicates:
+            first = frame.index[frame.index.duplicated()][0]
+            raise ValueError(
+                f"{where} has more than one row at time {first}. Combine rows that share a "
+                "time point first, e.g. y.groupby(level=-1).mean() for a single series."
+            )
+        values = frame.to_numpy(dtype=np.float64)
+        if np.isinf(values).any():
+            raise ValueError(
+                f"{where} contains ±inf. Replace it by NaN (LevyForecaster reads NaN as 'not "
+                "observed') or by a finite value, e.g. y.replace([np.inf, -np.inf], np.nan)."
+            )
+        check_magnitude(values, where)
+    return series
+
+
+def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> None:
+    """Warn, naming them, about columns with no observed value: the network answers them
+    from its prior alone, which is a number, not a forecast from data."""
+    empty = [c for c in y.columns if not np.isfinite(y[c].to_numpy(dtype=np.float64)).any()]
+    if not empty:
+        return
+    if pretrained:  # the pretrained channels must all be there: dropping is no option
+        advice = "with the prior's σ, until they are observed (update)."
+    else:
+        advice = (
+            f"not from data. Drop them, e.g. y.drop(columns={empty!r}), unless they are "
+            "observed later (update)."
+        )
+    warnings.warn(
+        f"Column(s) {empty} of {what} have no observed value (all NaN): they are forecast "
+        f"from the network's prior alone, {advice}",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
+def sktime_ready(y: object) -> object:
+    """``y`` with object or text columns of numbers as floats, or a brief error for what sktime's
+    input checks (they run before ``_fit``) would answer obscurely: an object column of
+    numbers gets "categorical features", a time index out of order a dump of the whole
+    index."""
+    if not isinstance(y, (pd.Series, pd.DataFrame)):
+        return y
+    frame = y.to_frame() if isinstance(y, pd.Series) else y
+    # Scalar cells only: sktime's nested panels hold a series per cell (object dtype too).
+    objects = [
+        c
+        for c in frame.columns
+        if (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c].dtype))
+        and frame[c].map(np.isscalar).all()
+    ]
+    if objects:
+        frame = frame.copy()
+        for c in objects:
+            try:
+                frame[c] = pd.to_numeric(frame[c]).astype(np.float64)
+            except (ValueError, TypeError) as err:
+                raise TypeError(
+                    f"Column {c!r} of y holds values that are not numbers ({err}): "
+                    "categorical or text series cannot be forecast; LevyForecaster "
+                    "forecasts numeric series, so convert or drop the column."
+                ) from None
+        y = frame.iloc[:, 0].rename(y.name) if isinstance(y, pd.Series) else frame
+    index = y.index
+    times = index.get_level_values(-1) if isinstance(index, pd.MultiIndex) else index
+    if isinstance(index, pd.MultiIndex):
+        keys = pd.Series(range(len(index)), index=index).groupby(
+            level=list(range(index.nlevels - 1)), sort=False
+        )
+        ordered = all(times[g.to_numpy()].is_monotonic_increasing for _, g in keys)
+    else:
+        ordered = times.is_monotonic_increasing
+    if not ordered:
+        raise ValueError("y's time index is not sorted; sort it first: y = y.sort_index().")
+    return y
+
+
+def as_floats(levels: object) -> object:
+    """Integers in a coverage/alpha argument as floats: sktime's check accepts floats only and
+    fails on an int with ``TypeError: 'int' object is not iterable``, where ``coverage=1``
+    deserves its clear "must lie in the open interval (0, 1)" error."""
+
+    def as_float(a: object) -> object:
+        return float(a) if isinstance(a, numbers.Real) and not isinstance(a, bool) else a
+
+    return [as_float(a) for a in levels] if isinstance(levels, list) else as_float(levels)
+
+
+def in_order(
+    y: pd.DataFrame, columns: list, what: str, by_position_if_renamed: bool = False
+) -> pd.DataFrame:
+    """``y`` with its columns in the order of ``columns``, matched by name.
+
+    Channels are the network's inputs by position, so a series whose columns come in
+    another order must be reordered by name, never read by position (its forecasts would
+    land under the wrong names); a missing or unknown name is refused. A single column is
+    taken whatever its name (there is nothing to mix up). With ``by_position_if_renamed``,
+    columns sharing no name with ``columns`` (e.g. a panel pretrained with names, a subject
+    with pandas' default 0, 1, …) are taken by position, with a warning naming the pairing:
+    there is no name to match, and sktime's pretrain contract fits such data."""
+    given = list(y.columns)
+    if given == columns or (len(given) == 1 and len(columns) == 1):
+        return y
+    missing = [c for c in columns if c not in given]
+    unknown = [c for c in given if c not in columns]
+    duplicated = len(set(given)) != len(given)
+    renamed = len(given) == len(columns) == len(missing) and not duplicated
+    if by_position_if_renamed and renamed:
+        pairs = ", ".join(f"{g!r} as {c!r}" for g, c in zip(given, columns, strict=True))
+        warnings.warn(
+            f"{what} shares no column name with the channels the forecaster knows "
+            f"{columns}; its columns are taken by position ({pairs}). Name the columns "
+            "like those to have them matched by name.",
+            UserWarning,
+            stacklevel=4,
+        )
+        return y
+    if missing or unknown or duplicated:
+        raise ValueError(
+            f"{what} has columns {given} but the forecaster knows {columns} (missing: "
+            f"{missing}, unknown: {unknown}); channels are matched by name, so pass a frame "
+            f"with exactly these columns, e.g. y[{columns!r}] after renaming."
+        )
+    return y[columns]

@@ -1,0 +1,460 @@
+"""The time axis of a forecaster's series: the kind of index, the time unit, the spans.
+
+Every series index (datetime, timedelta, period or numeric) becomes float times in a time
+unit fitted once (the median spacing); :class:`TimeAxis` holds that unit with the kind of
+index and the hyperparameters' spans in units, and turns any forecasting horizon into the
+absolute forecast times of each series.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sktime.forecasting.base import ForecastingHorizon
+
+from ._normalisation import MIN_SEASONS
+
+_TIMEDELTA_KINDS = ("datetime", "timedelta")
+# A series is regularly spaced when every step is within this share of the time unit (month
+# ends: 28–31 days).
+_REGULAR_TOLERANCE = 0.25
+
+
+def index_kind(index: pd.Index) -> str:
+    """Which kind of time a series index carries: ``"datetime"``, ``"timedelta"``,
+    ``"period[<freq>]"`` or ``"numeric"``.
+
+    Datetime and timedelta indexes share a time unit (a ``pd.Timedelta``); a period index is
+    measured in periods of its frequency; a numeric index in its own units.
+
+    Parameters
+    ----------
+    index : pd.Index
+        The time index of a series.
+
+    Returns
+    -------
+    str
+        The kind of time.
+
+    Raises
+    ------
+    TypeError
+        For an index that carries no time (strings, booleans, ...).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn._time_axis import index_kind
+    >>> index_kind(pd.date_range("2020", periods=3)), index_kind(pd.RangeIndex(3))
+    ('datetime', 'numeric')
+    >>> index_kind(pd.period_range("2020-01", periods=3, freq="M"))
+    'period[M]'
+    """
+    if isinstance(index, pd.DatetimeIndex):
+        return "datetime"
+    if isinstance(index, pd.TimedeltaIndex):
+        return "timedelta"
+    if isinstance(index, pd.PeriodIndex):
+        return f"period[{index.freqstr}]"
+    if pd.api.types.is_numeric_dtype(index.dtype) and not pd.api.types.is_bool_dtype(index):
+        return "numeric"
+    raise TypeError(
+        f"Cannot read time from an index of type {type(index).__name__} ({index.dtype}); use a "
+        "DatetimeIndex, TimedeltaIndex, PeriodIndex or an integer index."
+    )
+
+
+def _raw_time(index: pd.Index) -> np.ndarray:
+    """Float time in the index's native unit: seconds for datetime/timedelta, periods for a
+    period index (their ordinals), the values themselves for a numeric index."""
+    if isinstance(index, pd.DatetimeIndex):
+        if index.tz is not None:
+            index = index.tz_convert("UTC").tz_localize(None)
+        return np.asarray((index - pd.Timestamp(0)) / pd.Timedelta(1, "s"), dtype=np.float64)
+    if isinstance(index, pd.TimedeltaIndex):
+        return np.asarray(index / pd.Timedelta(1, "s"), dtype=np.float64)
+    if isinstance(index, pd.PeriodIndex):
+        return index.asi8.astype(np.float64)
+    return np.asarray(index, dtype=np.float64)
+
+
+def _unit_seconds_or_value(unit: pd.Timedelta | float) -> float:
+    return unit / pd.Timedelta(1, "s") if isinstance(unit, pd.Timedelta) else float(unit)
+
+
+def median_spacing(indexes: Sequence[pd.Index]) -> pd.Timedelta | float:
+    """Median positive spacing between consecutive time points, pooled over series.
+
+    The characteristic time unit of a collection of series: a ``pd.Timedelta`` for datetime
+    and timedelta indexes, a float otherwise (periods for a period index). ``1`` (one second,
+    one period, one index unit) when no series has two distinct time points.
+
+    Parameters
+    ----------
+    indexes : sequence of pd.Index
+        The time indexes of the series, all of one kind (see :func:`index_kind`).
+
+    Returns
+    -------
+    pd.Timedelta or float
+        The time unit.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn._time_axis import median_spacing
+    >>> idx = pd.DatetimeIndex(["2020-01-01 00:00", "2020-01-01 01:00", "2020-01-01 03:00",
+    ...                         "2020-01-01 04:00"])
+    >>> median_spacing([idx])
+    Timedelta('0 days 01:00:00')
+    >>> median_spacing([pd.Index([0, 2, 4, 5])])
+    2.0
+    """
+    gaps = [np.diff(np.sort(_raw_time(ix))) for ix in indexes if len(ix) > 1]
+    gaps = np.concatenate(gaps) if gaps else np.array([])
+    gaps = gaps[gaps > 0]
+    spacing = float(np.median(gaps)) if gaps.size else 1.0
+    kinds = {index_kind(ix) for ix in indexes}
+    if kinds & {"datetime", "timedelta"}:
+        return pd.Timedelta(seconds=spacing)
+    return spacing
+
+
+def index_to_time(index: pd.Index, unit: pd.Timedelta | float) -> np.ndarray:
+    """Float times of ``index`` in multiples of ``unit`` (see :func:`median_spacing`).
+
+    Only differences of these times carry meaning (the origin is the Unix epoch for datetimes,
+    zero otherwise); windows subtract their cutoff.
+
+    Parameters
+    ----------
+    index : pd.Index
+        A datetime, timedelta, period or numeric index.
+    unit : pd.Timedelta or float
+        The time unit: a ``pd.Timedelta`` for datetime and timedelta indexes, a number of
+        periods or index units otherwise.
+
+    Returns
+    -------
+    ndarray of shape (len(index),)
+        Float times.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn._time_axis import index_to_time
+    >>> idx = pd.DatetimeIndex(["2020-01-01 00:00", "2020-01-01 06:00", "2020-01-02 00:00"])
+    >>> t = index_to_time(idx, pd.Timedelta(hours=6))
+    >>> (t - t[0]).tolist()
+    [0.0, 1.0, 4.0]
+    """
+    return _raw_time(index) / _unit_seconds_or_value(unit)
+
+
+def span_in_units(
+    span: float | str | pd.Timedelta, unit: pd.Timedelta | float, name: str = "span"
+) -> float:
+    """A time span in time units: a number is already a count of units; a ``pd.Timedelta``
+    (or a string pandas reads as one, e.g. ``"36h"``) is divided by a ``pd.Timedelta`` unit.
+
+    Parameters
+    ----------
+    span : float, str or pd.Timedelta
+        A positive number of time units, or a time span.
+    unit : pd.Timedelta or float
+        The time unit (see :func:`median_spacing`).
+    name : str, default="span"
+        The hyperparameter's name, for error messages.
+
+    Returns
+    -------
+    float
+        The span in time units.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a span that is not positive, not readable, or a time span on an index without
+        a time unit; the message says what to pass instead.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn._time_axis import span_in_units
+    >>> span_in_units(24, pd.Timedelta(hours=1)), span_in_units("2D", pd.Timedelta(hours=1))
+    (24.0, 48.0)
+    """
+    if isinstance(span, str | pd.Timedelta | np.timedelta64):
+        try:
+            delta = pd.Timedelta(span)
+        except ValueError as err:
+            raise ValueError(f"{name}={span!r} is not a time span pandas can read.") from err
+        if not isinstance(unit, pd.Timedelta):
+            raise ValueError(
+                f"{name}={span!r} is a time span, but the series' index has no time unit (it "
+                "is a period or integer index); give it as a number of time steps instead."
+            )
+        value = delta / unit
+    elif isinstance(span, numbers.Real) and not isinstance(span, bool):
+        value = float(span)
+    else:
+        raise TypeError(
+            f"{name}={span!r} must be a positive number of time steps or a time span such as "
+            "pd.Timedelta('2D') or '36h'."
+        )
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}={span!r} must be positive.")
+    return float(value)
+
+
+# Seasonal periods implied by an index frequency (its base, without multiple or anchor): in
+# periods for a period index, as a time span for a datetime index (whose unit, the median
+# spacing, is not a calendar month or quarter).
+# (pandas < 2.2 spells hourly "H", month end "M" and quarter end "Q").
+_PERIODS_PER_SEASON = {"M": 12, "Q": 4, "D": 7, "B": 5, "h": 24, "H": 24}
+_YEAR = pd.Timedelta(days=365.2425)
+_SEASON_SPAN = {
+    "M": _YEAR,
+    "MS": _YEAR,
+    "ME": _YEAR,
+    "Q": _YEAR,
+    "QS": _YEAR,
+    "QE": _YEAR,
+    "D": pd.Timedelta(days=7),
+    "B": pd.Timedelta(days=7),
+    "h": pd.Timedelta(days=1),
+    "H": pd.Timedelta(days=1),
+}
+
+
+def infer_seasonal_period(index: pd.Index) -> float | pd.Timedelta | None:
+    """The seasonal period a regular index's frequency implies, or ``None``.
+
+    Monthly and quarterly data repeat yearly, daily and business-daily data weekly, hourly
+    data daily. A period index gets a number of its periods (12, 4, 7, 5, 24), a datetime
+    index a time span (a year, a week, a day), since its time unit is the median spacing, not
+    a calendar month. Yearly, weekly, sub-hourly, multiple-step (``"2h"``) and irregular
+    indexes get ``None``.
+
+    Parameters
+    ----------
+    index : pd.Index
+        The time index of a series.
+
+    Returns
+    -------
+    float, pd.Timedelta or None
+        The seasonal period.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn.windows import infer_seasonal_period
+    >>> infer_seasonal_period(pd.period_range("2020-01", periods=3, freq="M"))
+    12.0
+    >>> infer_seasonal_period(pd.date_range("2020", periods=5, freq="h"))
+    Timedelta('1 days 00:00:00')
+    >>> print(infer_seasonal_period(pd.period_range("2020", periods=3, freq="Y")))
+    None
+    """
+    if isinstance(index, pd.PeriodIndex):
+        code, table = index.freqstr, _PERIODS_PER_SEASON
+    elif isinstance(index, pd.DatetimeIndex):
+        code = None if index.freq is None else index.freq.freqstr
+        if code is None and len(index) >= 3:
+            code = pd.infer_freq(index)
+        table = _SEASON_SPAN
+    else:
+        return None
+    # Multiples ("2h") and other frequencies are not in the tables.
+    period = None if code is None else table.get(code.split("-")[0])
+    return float(period) if isinstance(period, int) else period
+
+
+def compatible_kinds(a: str, b: str) -> bool:
+    """Whether series of index kinds ``a`` and ``b`` share a time unit (datetime and timedelta
+    indexes do)."""
+    return a == b or (a in _TIMEDELTA_KINDS and b in _TIMEDELTA_KINDS)
+
+
+@dataclass(frozen=True)
+class TimeAxis:
+    """The time axis a forecaster fitted: index kind, time unit and spans in time units.
+
+    Parameters
+    ----------
+    kind : str
+        Kind of the series' time index (see :func:`index_kind`).
+    unit : pd.Timedelta or float
+        The time unit (see :func:`median_spacing`).
+    context_span, horizon_span : float
+        ``context_length`` and ``max_horizon`` in time units.
+    seasonal_period : float or None
+        The seasonal period in time units.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn._time_axis import TimeAxis
+    >>> index = pd.date_range("2024-01-01", periods=48, freq="h")
+    >>> axis = TimeAxis.fit([index], context_length="1D", max_horizon=6, seasonal_period=None)
+    >>> axis.kind, axis.unit, axis.context_span
+    ('datetime', Timedelta('0 days 01:00:00'), 24.0)
+    """
+
+    kind: str
+    unit: pd.Timedelta | float
+    context_span: float
+    horizon_span: float
+    seasonal_period: float | None
+
+    @classmethod
+    def fit(
+        cls,
+        indexes: Sequence[pd.Index],
+        *,
+        context_length: float | str | pd.Timedelta,
+        max_horizon: float | str | pd.Timedelta,
+        seasonal_period: float | str | pd.Timedelta | None,
+        pretrained: tuple[str, pd.Timedelta | float] | None = None,
+    ) -> TimeAxis:
+        """The time axis of series with these indexes: the median spacing as unit, or the
+        unit of a pretraining panel of kind and unit ``pretrained``."""
+        kinds = {index_kind(ix) for ix in indexes}
+        if len(kinds) > 1 and not kinds <= set(_TIMEDELTA_KINDS):
+            raise TypeError(f"All series must share one kind of time index, got {kinds}.")
+        kind = kinds.pop()
+        if pretrained is None:
+            unit = median_spacing(indexes)
+        else:
+            pretrained_kind, unit = pretrained
+            if not compatible_kinds(pretrained_kind, kind):
+                raise ValueError(
+                    f"The forecaster was pretrained on a {pretrained_kind} time index but fit "
+                    f"got a {kind} one; its network measures time in the pretraining unit, so "
+                    "fit it on a series indexed like the pretraining panel."
+                )
+        if isinstance(seasonal_period, str) and seasonal_period == "auto":
+            seasonal_period = infer_seasonal_period(indexes[0])
+        return cls(
+            kind,
+            unit,
+            span_in_units(context_length, unit, "context_length"),
+            span_in_units(max_horizon, unit, "max_horizon"),
+            None
+            if seasonal_period is None
+            else span_in_units(seasonal_period, unit, "seasonal_period"),
+        )
+
+    def removes_season(self) -> bool:
+        """Whether windows remove a season: a seasonal period that the context spans at least
+        twice (see :func:`~levy_sklearn.windows.series_windows`)."""
+        period = self.seasonal_period
+        return period is not None and self.context_span >= MIN_SEASONS * period
+
+    def times(self, index: pd.Index) -> np.ndarray:
+        """Float times of ``index`` in time units."""
+        return index_to_time(index, self.unit)
+
+    def is_regular(self, indexes: Sequence[pd.Index]) -> bool:
+        """Whether every step of every series is within 25 % of the time unit."""
+        return all(
+            np.all(np.abs(np.diff(self.times(ix)) - 1) <= _REGULAR_TOLERANCE) for ix in indexes
+        )
+
+    def common_step(self, indexes: Sequence[pd.Index]) -> float | None:
+        """The spacing every series shares exactly (to float rounding), in time units, or
+        ``None``: an integer ``fh`` counts in it on an index without a ``freq``."""
+        gaps = np.concatenate([np.diff(self.times(ix)) for ix in indexes])
+        regular = gaps.size and np.allclose(gaps, gaps[0], rtol=1e-9, atol=0)
+        return gaps[0] if regular else None
+
+    def forecast_indexes(
+        self,
+        fh: ForecastingHorizon,
+        ends: list,
+        cutoff: pd.Index,
+        step: float | None,
+        tz: object = None,
+    ) -> list[pd.Index]:
+        """Absolute forecast times of every series, given each series' last time point
+        ``ends``: a relative ``fh`` counts from each series' own end (the convention of
+        sktime's vectorised forecasters, e.g. ``NaiveForecaster`` on a panel whose series
+        end at different times); an absolute ``fh`` is the same for all. ``cutoff`` is
+        sktime's (the latest end), ``step`` the :meth:`common_step`, ``tz`` the series'
+        time zone."""
+        if not fh.is_relative or len(ends) == 1:
+            return [self._absolute(fh, cutoff, step, tz)] * len(ends)
+        values = fh.to_pandas()
+        if self.kind == "datetime" and pd.api.types.is_timedelta64_dtype(values.dtype):
+            # Time spans after each series' end, added directly: sktime's conversion costs
+            # about 2 ms a call (half of predict_var on 2,000 irregular series).
+            return [pd.DatetimeIndex(end + values) for end in ends]
+        # Otherwise once per distinct end (series of a panel mostly end together).
+        by_end: dict[object, pd.Index] = {}
+        for end in ends:
+            if end not in by_end:
+                by_end[end] = self._absolute(fh, _like(cutoff, end), step, tz)
+        return [by_end[end] for end in ends]
+
+    def _absolute(
+        self, fh: ForecastingHorizon, cutoff: pd.Index, step: float | None, tz: object
+    ) -> pd.Index:
+        values = fh.to_pandas()
+        if self.kind.startswith("period") and pd.api.types.is_timedelta64_dtype(values.dtype):
+            raise ValueError(
+                f"fh holds time spans (Timedelta) but y has a PeriodIndex (freq "
+                f"{cutoff.freqstr}); pass steps, e.g. fh=[1, 2, 3], or periods, e.g. "
+                f"fh=pd.period_range(..., freq={cutoff.freqstr!r})."
+            )
+        if (
+            fh.is_relative
+            and self.kind in _TIMEDELTA_KINDS
+            and pd.api.types.is_integer_dtype(values.dtype)
+            and fh.freq is None
+        ):
+            if step is None:
+                raise ValueError(
+                    "Integer steps in fh are ambiguous on an irregularly spaced index without "
+                    "a freq. Pass absolute timestamps (e.g. fh=pd.DatetimeIndex([...])) or "
+                    "relative time spans (e.g. fh=pd.to_timedelta([1, 2], unit='h'))."
+                )
+            return pd.Index(cutoff[0] + np.asarray(values) * pd.Timedelta(step * self.unit))
+        if self.kind == "timedelta" and pd.api.types.is_timedelta64_dtype(values.dtype):
+            # sktime cannot hold absolute times of a TimedeltaIndex in a ForecastingHorizon
+            # (to_absolute_index raises), so add the spans to the cutoff here.
+            return pd.TimedeltaIndex(cutoff[0] + values)
+        return _in_zone(fh.to_absolute_index(cutoff), tz)
+
+
+def _like(cutoff: pd.Index, last: object) -> pd.Index:
+    """A series' last time point as a one-element index shaped like sktime's ``cutoff``."""
+    if isinstance(cutoff, pd.DatetimeIndex):
+        return pd.DatetimeIndex([last], freq=cutoff.freq)
+    if isinstance(cutoff, pd.PeriodIndex):
+        return pd.PeriodIndex([last], freq=cutoff.freq)
+    return pd.Index([last], dtype=cutoff.dtype)
+
+
+def _in_zone(index: pd.Index, tz: object) -> pd.Index:
+    """Absolute forecast times in the series' time zone ``tz``; a naive time on an aware
+    series (or the reverse) is refused: reading it as UTC would forecast another instant."""
+    if not isinstance(index, pd.DatetimeIndex):
+        return index
+    if (index.tz is None) == (tz is None):
+        return index if tz is None else index.tz_convert(tz)
+    if tz is not None:
+        raise ValueError(
+            f"fh holds tz-naive timestamps but y is in time zone {tz}; a naive time is "
+            f"ambiguous, so localise fh first, e.g. fh=pd.DatetimeIndex([...]).tz_localize"
+            f"({str(tz)!r}), or pass relative steps or Timedeltas."
+        )
+    raise ValueError(
+        f"fh holds timestamps in time zone {index.tz} but y is tz-naive; pass naive "
+        "timestamps like y's index (e.g. fh.tz_localize(None)), or localise y in fit."
+    )
