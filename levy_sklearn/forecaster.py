@@ -15,9 +15,8 @@ training loop in :mod:`levy_sklearn.training`, conformal calibration in
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Hashable
 from numbers import Integral, Real
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -28,54 +27,34 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
 from ._normalisation import NORMALIZATIONS
 from ._panel import as_floats, in_order, instances, sktime_ready, warn_unobserved
+from ._series_training import (
+    N_FOLDS,
+    Panel,
+    SeriesSpec,
+    calibration_share,
+    pretrain_calibrated,
+    series_scaling,
+    standardised,
+    train_network,
+)
 from ._time_axis import TimeAxis
 from .training import (
-    NET_PARAMS,
     LevyNeuralNet,
     continue_levy_net,
-    fit_levy_net,
-    make_levy_net,
 )
 from .uncertainty import (
     LeadCalibration,
     calibrate,
-    calibrate_across_series,
     held_out_forecasts,
     to_data_units,
     window_forecasts,
 )
 from .validation import column_scaling, own_scaling
-from .windows import SeriesWindows, WindowPlan, calibration_start
+from .windows import SeriesWindows, WindowPlan
 
 __all__ = ["LevyForecaster"]
 
 _INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
-# pretrain splits a panel of at least _MIN_PANEL_TO_HOLD_OUT series into _N_FOLDS folds of
-# whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
-# never saw. calibration_folds="auto" scores every fold (cross-fitting) on panels of fewer
-# series than _AUTO_CROSS_FIT_BELOW, where one fold holds too few subjects and scores to
-# calibrate by lead, and where the extra trainings are cheap; one fold on larger panels.
-_N_FOLDS = 5
-_MIN_PANEL_TO_HOLD_OUT = 5
-_AUTO_CROSS_FIT_BELOW = 100
-# calibration_fraction="auto": hold out this share of each series' span when it holds at least
-# this many observations (chosen on held-out data, benchmarks/results/forecaster_ablation.md,
-# run 12: long glucose prefixes lose nothing and gain coverage; on series of a few hundred
-# points the lost tenth costs about 9 % CRPS).
-_AUTO_CALIBRATION_FRACTION = 0.1
-_AUTO_CALIBRATION_MIN_OBSERVATIONS = 1000
-# ar_order="auto" on regularly spaced series: the order chosen on held-out series
-# (benchmarks/results/forecaster_ablation.md, run 22; 5, 9, 13, 19 and 37 were tried).
-_AUTO_AR_ORDER = 13
-# The autoregression's weights learn at this multiple of lr where the windows' season is
-# removed, at lr otherwise: on the held-out series the faster rate lowered the CRPS of the
-# seasonal ones (0.915, 0.915, 0.964 over three seed pairs) and raised it on the others
-# (1.07, 1.06, 1.03) (benchmarks/results/forecaster_ablation.md, run 24).
-_SEASONAL_LAGS_LR = 5.0
-# max_targets="auto" on irregularly spaced series: the cap on target times per training
-# window chosen on a held-out vitals draw (benchmarks/results/pretrain_budget.md, run 4;
-# all, 32, 16 and 8 were tried).
-_AUTO_MAX_TARGETS = 16
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 _PRETRAINED = [
     "pretrained_net_",
@@ -87,49 +66,6 @@ _PRETRAINED = [
     "pretrained_channel_scale_",
     "pretrained_calibration_",
 ]
-
-
-class _Panel(NamedTuple):
-    """A pretraining panel on its own time axis: ``max_targets`` and the autoregression's lags
-    resolved for it, the population's standardisation, and each series' standardised times
-    and values."""
-
-    axis: TimeAxis
-    max_targets: int | None
-    lags: int
-    mean: np.ndarray
-    scale: np.ndarray
-    times: list[np.ndarray]
-    values: list[np.ndarray]
-
-
-def _series_scaling(
-    values: list[np.ndarray], mean: np.ndarray, scale: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each series' own per-channel mean and scale, ``(n_series, n_channels)``, the
-    population's ``mean`` and ``scale`` where it has too little data (see
-    :func:`~levy_sklearn.validation.own_scaling`)."""
-    rows = [own_scaling(v, mean, scale) for v in values]
-    return (
-        np.array([m for m, _ in rows]).reshape(len(rows), -1),
-        np.array([s for _, s in rows]).reshape(len(rows), -1),
-    )
-
-
-def _standardised(
-    axis: TimeAxis,
-    series: list[tuple[Hashable, pd.DataFrame]],
-    means: np.ndarray,
-    scales: np.ndarray,
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Times in units and standardised values of every series (each by its row of
-    ``means``/``scales``, in the order of ``series``)."""
-    times = [axis.times(frame.index) for _, frame in series]
-    values = [
-        (frame.to_numpy(dtype=np.float64) - mean) / scale
-        for (_, frame), mean, scale in zip(series, means, scales, strict=True)
-    ]
-    return times, values
 
 
 @shared_docs
@@ -191,11 +127,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         ``max_horizon`` (every channel is a target at each); forecasts are still made at
         every requested time. ``"auto"``: 16 on irregularly spaced series, no cap on
         regularly spaced ones (every step within 25 % of the time unit, as for
-        ``ar_order``), whose windows hold one target time per unit of ``max_horizon``, as
-        many as the user asked for. A window of a dense irregular panel can hold dozens,
-        and the cost of a training step grows with them while what the step learns barely
-        does: on a held-out draw of ``make_irregular_vitals``, whose 4-hour windows hold 24
-        in the median, 16 pretrains in 0.56× the CPU time of all of them at 1 % higher CRPS.
+        ``ar_order``), whose windows hold one target time per unit of ``max_horizon``. A
+        step's cost grows with its target times, what it learns barely does.
     calibration_fraction : float or "auto", default="auto"
         If positive, the last fraction of each training series' time span is held out: the
         network trains on windows whose targets precede it, and the windows whose cutoffs
@@ -204,11 +137,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         (:class:`~levy_sklearn.uncertainty.LeadCalibration`, stored as ``calibration_``).
         With too few calibration forecasts (fewer than 30 per channel) a warning says so
         and intervals stay the model's Normal ones. ``"auto"`` holds out a tenth when that
-        tenth holds at least 1,000 observations, and calibrates nothing otherwise: on long
-        series (a glucose monitor's months of readings) the tenth costs the network nothing
-        and the Gaussian's interval of heavy-tailed errors is otherwise too narrow at longer
-        horizons; on a series of a few hundred points the tenth is worth more as training
-        data. ``calibration_fraction_`` says what a fit used. ``pretrain`` calibrates
+        tenth holds at least 1,000 observations (a long series, where it costs the network
+        nothing), and calibrates nothing otherwise (a short series needs it for training).
+        ``calibration_fraction_`` says what a fit used. ``pretrain`` calibrates
         across subjects instead (see ``calibration_folds``), and every later ``fit`` uses
         that calibration. There ``"auto"`` adds nothing, and a positive
         ``calibration_fraction`` calibrates on every window of the new series as well and
@@ -244,11 +175,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         partial mean reversion) that classical forecasters are built on; the shift depends
         only on the observations, so σ is the Lévy layer's as before. At most one lag per
         time unit of ``context_length``. ``"auto"``: 13 on regularly spaced series (every
-        step within 25 % of the time unit), 0 (none) on irregular ones, where it forecast
-        held-out glucose records worse (``benchmarks/results/forecaster_ablation.md``,
-        run 22). Where a season is removed (``seasonal_period``) its weights learn at five
-        times ``lr`` (run 24).
-        ``0`` turns it off.
+        step within 25 % of the time unit), 0 (none) on irregular ones. Where a season is
+        removed (``seasonal_period``) its weights learn at five times ``lr``. ``0`` turns it
+        off.
     refit_on_update : bool, default=False
         If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
         recalibrates a pretrained network); otherwise ``update`` only extends the context,
@@ -308,22 +237,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
     Notes
     -----
-    The network defaults (``lr=1e-2``, batches of 32 windows, ``dropout=0.1``,
-    ``weight_decay=0.05``) were chosen on the load_airline backtest in
-    ``benchmarks/forecaster_airline.py``. ``seasonal_period="auto"``,
-    ``normalization="last"``, the hole windows of ``observation_dropout``, ``ar_order`` and
-    ``max_epochs=10`` were chosen on twelve series the reported benchmarks do not use
-    (``benchmarks/results/forecaster_ablation.md``): the season lowered the CRPS on the
-    seasonal ones, the last-value anchor by 22 %, the holes by 5 % and the autoregression
-    by 9.5 % (4–9 % more on the seasonal series with its faster learning rate; geometric
-    means over seeds), and 10 epochs were the cheapest setting within 5 % of the best
-    geometric mean CRPS of 10–40 epochs, with better coverage (small series overfit over
-    many epochs, which shows as over-confident folds) at a quarter of the time.
-    ``max_steps=500`` binds on none of those series; it bounds the training on a large panel
-    or a long series, where each epoch already takes tens to hundreds of steps: pretraining
-    on a held-out draw of irregular vitals forecast as well after 500 steps as after 5,000
-    (zero-shot CRPS 1.005 times, ``benchmarks/results/pretrain_budget.md``) at a tenth of
-    the time.
+    Every default was chosen on data and splits that the reported benchmarks do not use;
+    :doc:`/user_guide/defaults` names the table behind each and what to change first.
 
     Examples
     --------
@@ -385,7 +300,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         "max_targets": [*int_at_least(1), StrOptions({"auto"})],
         "calibration_fraction": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "calibration_folds": [
-            Interval(Integral, 1, _N_FOLDS, closed="both"),
+            Interval(Integral, 1, N_FOLDS, closed="both"),
             StrOptions({"auto"}),
         ],
         "refit_on_update": ["boolean"],
@@ -459,55 +374,33 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     # ------------------------------------------------------------------ resolved at fit
 
     @property
-    def _axis(self) -> TimeAxis:
-        """The fitted time axis: ``time_kind_``, ``time_unit_`` and the spans, as one object."""
-        return TimeAxis(
+    def _spec(self) -> SeriesSpec:
+        """The fitted series' spec (see :class:`~levy_sklearn._series_training.SeriesSpec`),
+        from the fitted attributes."""
+        axis = TimeAxis(
             self.time_kind_,
             self.time_unit_,
             self.context_span_,
             self.horizon_span_,
             self.seasonal_period_,
         )
+        return SeriesSpec(
+            axis,
+            self.max_targets_,
+            self._ar_lags,
+            self.normalization,
+            self.max_tokens,
+            self.windows_per_series,
+            float(self.observation_dropout),
+        )
 
-    def _resolve(self, indexes: list[pd.Index]) -> tuple[TimeAxis, int | None, int]:
-        """The time axis of series with these indexes (in the pretraining unit after
-        ``pretrain``), ``max_targets`` resolved for them, and the autoregression's lags."""
+    def _resolve(self, indexes: list[pd.Index]) -> SeriesSpec:
+        """The spec of series with these indexes (in the pretraining unit after
+        ``pretrain``)."""
         pretrained = None
         if getattr(self, "pretrained_net_", None) is not None:
             pretrained = (self.pretrained_time_kind_, self.pretrained_time_unit_)
-        axis = TimeAxis.fit(
-            indexes,
-            context_length=self.context_length,
-            max_horizon=self.max_horizon,
-            seasonal_period=self.seasonal_period,
-            pretrained=pretrained,
-        )
-        regular = axis.is_regular(indexes)
-        targets = self.max_targets
-        if isinstance(targets, str):  # "auto": cap irregular series only
-            targets = None if regular else _AUTO_MAX_TARGETS
-        order = self.ar_order
-        if isinstance(order, str):  # "auto": on regularly spaced series only
-            order = _AUTO_AR_ORDER if regular else 0
-        # At most one lag per time unit of the context (lag 0 included): no lag reaches
-        # further back than a window does.
-        return axis, targets, int(min(order, np.floor(axis.context_span) + 1))
-
-    def _plan(
-        self, axis: TimeAxis, max_targets: int | None, calibration_fraction: float
-    ) -> WindowPlan:
-        """The windows cut on ``axis`` with these hyperparameters."""
-        return WindowPlan(
-            axis.context_span,
-            axis.horizon_span,
-            axis.seasonal_period,
-            self.normalization,
-            self.max_tokens,
-            max_targets,
-            self.windows_per_series,
-            float(self.observation_dropout),
-            calibration_fraction,
-        )
+        return SeriesSpec.resolve(self, indexes, pretrained)
 
     def _population(self, values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """The population's per-channel standardisation: the pretraining panel's after
@@ -516,18 +409,6 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             return self.pretrained_channel_mean_, self.pretrained_channel_scale_
         return column_scaling(np.concatenate(values))
 
-    def _pretraining_panel(self, y: pd.DataFrame) -> _Panel:
-        """A pretraining panel on its own time axis and scaling (the pretrained ones when
-        pretraining again), without touching the fitted state."""
-        series = instances(y)
-        warn_unobserved(y, "the pretraining panel")
-        axis, max_targets, lags = self._resolve([frame.index for _, frame in series])
-        raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
-        mean, scale = self._population(raw)
-        means, scales = _series_scaling(raw, mean, scale)
-        times, values = _standardised(axis, series, means, scales)
-        return _Panel(axis, max_targets, lags, mean, scale, times, values)
-
     def _seed(self) -> int:
         """The seed of one fit, pretrain or update: an int ``random_state`` is the seed itself
         (so that fixed-seed forecasts stay as they were); ``None`` or a ``RandomState`` draws
@@ -535,59 +416,6 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         if isinstance(self.random_state, Integral):
             return int(self.random_state)
         return self._draw_seed()
-
-    def _calibration_share(
-        self, times: list[np.ndarray], values: list[np.ndarray], pretrained: bool
-    ) -> float:
-        """``calibration_fraction`` with ``"auto"`` resolved: a tenth when that tenth holds
-        enough observations and the network is trained here, otherwise 0 (no calibration).
-
-        A pretrained network is not calibrated by ``"auto"``: each series given to ``fit``
-        would rescale σ by its own errors, so a thinned history could get a smaller σ than
-        the full one (``tests/test_forecaster.py``), against the rule that less information
-        never lowers σ."""
-        if self.calibration_fraction != "auto":
-            return float(self.calibration_fraction)
-        if pretrained:
-            return 0.0
-        share = _AUTO_CALIBRATION_FRACTION
-        held_out = 0
-        for t, v in zip(times, values, strict=True):
-            if t.size:
-                held_out += int(np.isfinite(v[t > calibration_start(t, share)]).sum())
-        return share if held_out >= _AUTO_CALIBRATION_MIN_OBSERVATIONS else 0.0
-
-    # ------------------------------------------------------------------ training
-
-    def _train_on(
-        self, windows: SeriesWindows, n_channels: int, axis: TimeAxis, lags: int, seed: int
-    ) -> LevyNeuralNet:
-        """Build the net for ``axis`` (the fitted series' or a pretraining panel's): windowed
-        heads start with half the context as look-back, the autoregression has ``lags``
-        lags and a weight per time unit of the horizon, and learns faster where the
-        windows' season is removed. Train it."""
-        if not np.isfinite(windows.targets).any():
-            raise ValueError(
-                "No training window could be cut from y: every window needs at least one "
-                "observation in its context and one in the max_horizon after its cutoff. "
-                "Pass a longer series (or a larger max_horizon / context_length)."
-            )
-        net = make_levy_net(
-            n_channels=n_channels,
-            n_targets=n_channels,
-            **{name: getattr(self, name) for name in NET_PARAMS if name != "random_state"},
-            random_state=seed,
-            bandwidth=1.0,
-            lookback=max(axis.context_span / 2, 1.0),
-            n_lags=lags,
-            n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
-            lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() else 1.0,
-            token_dropout=float(self.observation_dropout),
-            recipe="windows",
-            n_rows=len(windows.targets),
-        )
-        targets = windows.targets.astype(np.float32)
-        return fit_levy_net(net, windows.tokens, targets, seed)
 
     def _calibrate(
         self,
@@ -606,56 +434,18 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         )
         return calibrate([held_out], self.n_channels_)
 
-    def _pretrain_calibrated(
-        self,
-        panel: _Panel,
-        seed: int,
-        train: Callable[[SeriesWindows], LevyNeuralNet],
-    ) -> tuple[LevyNeuralNet, LeadCalibration]:
-        """The pretrained network and its calibration across subjects (``calibration_folds``,
-        see :func:`~levy_sklearn.uncertainty.calibrate_across_series`; ``train`` makes a
-        network from windows). A panel too small to hold series out is calibrated on the
-        last tenth of each series' span, with a warning (time points within a subject are
-        not exchangeable with a new subject)."""
-        n, n_channels = len(panel.times), panel.mean.size
-        times, values = panel.times, panel.values
-        if n < _MIN_PANEL_TO_HOLD_OUT:
-            warnings.warn(
-                f"pretrain got {n} series, too few to hold any out for calibrating σ (at least "
-                f"{_MIN_PANEL_TO_HOLD_OUT}); σ is calibrated on the last "
-                f"{_AUTO_CALIBRATION_FRACTION:.0%} of each series' span instead, which cannot "
-                "see how a new subject differs. Pretrain on more series for intervals "
-                "calibrated across subjects.",
-                stacklevel=4,
-            )
-            plan = self._plan(panel.axis, panel.max_targets, _AUTO_CALIBRATION_FRACTION)
-            net = train(plan.windows(times, values, "train", seed))
-            held_out = held_out_forecasts(
-                net, plan.windows(times, values, "calibrate", seed), n_channels
-            )
-            return net, calibrate([held_out], n_channels)
-        plan = self._plan(panel.axis, panel.max_targets, 0.0)
-
-        def windows(series: np.ndarray, part: str) -> SeriesWindows:
-            picked = np.flatnonzero(series)
-            return plan.windows(
-                [times[i] for i in picked], [values[i] for i in picked], part, seed
-            )
-
-        n_scored = self.calibration_folds
-        if n_scored == "auto":
-            n_scored = _N_FOLDS if n < _AUTO_CROSS_FIT_BELOW else 1
-        return calibrate_across_series(
-            n,
-            _N_FOLDS,
-            n_scored,
-            seed,
-            lambda series: train(windows(series, "all")),
-            lambda net, series: held_out_forecasts(net, windows(series, "held_out"), n_channels),
-            n_channels,
-        )
-
     # ------------------------------------------------------------------ sktime private API
+
+    def _pretraining_panel(self, y: pd.DataFrame) -> Panel:
+        """A pretraining panel on its own time axis and scaling (the pretrained ones when
+        pretraining again), without touching the fitted state."""
+        series = instances(y)
+        warn_unobserved(y, "the pretraining panel")
+        spec = self._resolve([frame.index for _, frame in series])
+        raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
+        mean, scale = self._population(raw)
+        means, scales = series_scaling(raw, mean, scale)
+        return Panel(spec, mean, scale, *standardised(spec.axis, series, means, scales))
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on the series of the panel ``y`` and calibrate σ on
@@ -670,14 +460,15 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             self.__dict__.pop(name, None)
         seed = self._seed()
         panel = self._pretraining_panel(y)
-        net, calibration = self._pretrain_calibrated(
+        net, calibration = pretrain_calibrated(
             panel,
+            self.calibration_folds,
             seed,
-            lambda w: self._train_on(w, y.shape[1], panel.axis, panel.lags, seed),
+            lambda w: train_network(self, panel.spec, w, y.shape[1], seed),
         )
         # Written together once training succeeded: an interrupted pretrain leaves none.
-        self.pretrained_time_unit_ = panel.axis.unit
-        self.pretrained_time_kind_ = panel.axis.kind
+        self.pretrained_time_unit_ = panel.spec.axis.unit
+        self.pretrained_time_kind_ = panel.spec.axis.kind
         self.pretrained_n_channels_ = y.shape[1]
         self.pretrained_columns_ = list(y.columns)
         self.pretrained_channel_mean_ = panel.mean
@@ -708,8 +499,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 verbose=self.verbose,
             )
 
-        net, self.pretrained_calibration_ = self._pretrain_calibrated(
-            self._pretraining_panel(y), seed, train
+        net, self.pretrained_calibration_ = pretrain_calibrated(
+            self._pretraining_panel(y), self.calibration_folds, seed, train
         )
         self.pretrained_net_ = net
         return self
@@ -738,28 +529,30 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         series = instances(y)
         warn_unobserved(y, "y", pretrained=pretrained is not None)
         self.n_channels_ = y.shape[1]
-        axis, self.max_targets_, self._ar_lags = self._resolve([f.index for _, f in series])
-        self.time_kind_, self.time_unit_ = axis.kind, axis.unit
-        self.context_span_, self.horizon_span_ = axis.context_span, axis.horizon_span
-        self.seasonal_period_ = axis.seasonal_period
+        spec = self._resolve([frame.index for _, frame in series])
+        self.time_kind_, self.time_unit_ = spec.axis.kind, spec.axis.unit
+        self.context_span_, self.horizon_span_ = spec.axis.context_span, spec.axis.horizon_span
+        self.seasonal_period_ = spec.axis.seasonal_period
+        self.max_targets_, self._ar_lags = spec.max_targets, spec.lags
         self._index_names = list(y.index.names)
         self._fit_core(series, pretrained)
         return self
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
-        seed = self._seed()
+        seed, spec = self._seed(), self._spec
         raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
         self.channel_mean_, self.channel_scale_ = self._population(raw)
-        self.series_mean_, self.series_scale_ = _series_scaling(
+        self.series_mean_, self.series_scale_ = series_scaling(
             raw, self.channel_mean_, self.channel_scale_
         )
-        axis = self._axis
-        times, values = _standardised(axis, series, self.series_mean_, self.series_scale_)
-        self.calibration_fraction_ = self._calibration_share(times, values, pretrained is not None)
-        plan = self._plan(axis, self.max_targets_, self.calibration_fraction_)
+        times, values = standardised(spec.axis, series, self.series_mean_, self.series_scale_)
+        self.calibration_fraction_ = calibration_share(
+            self.calibration_fraction, times, values, pretrained is not None
+        )
+        plan = spec.plan(self.calibration_fraction_)
         if pretrained is None:
             windows = plan.windows(times, values, "train", seed)
-            self.net_ = self._train_on(windows, self.n_channels_, axis, self._ar_lags, seed)
+            self.net_ = train_network(self, spec, windows, self.n_channels_, seed)
             self.calibration_ = self._calibrate(plan, times, values, "calibrate", seed)
         else:
             # Zero-shot: the calibration across subjects made by pretrain; a series
@@ -772,7 +565,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         lags = self.net_.module_.lags
         self.ar_order_ = 0 if lags is None else int(lags.weight.shape[-1])
         self._series = dict(series)
-        self._step = axis.common_step([f.index for f in self._series.values()])
+        self._step = spec.axis.common_step([f.index for f in self._series.values()])
 
     def _update(self, y, X=None, update_params=True):
         """Extend every series' context with the new observations (no retraining).
@@ -807,7 +600,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         if update_params and self.refit_on_update:
             self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))
         else:
-            self._step = self._axis.common_step([f.index for f in self._series.values()])
+            self._step = self._spec.axis.common_step([f.index for f in self._series.values()])
         return self
 
     def _forecast_moments(
@@ -820,12 +613,13 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         gets the per-head ``evidence`` and ``disagreement`` (data units²) and the ``noise``
         variance, ``(n_rows, n_channels[, n_heads])``.
         """
-        axis, keys, frames = self._axis, list(self._series), list(self._series.values())
+        spec, keys, frames = self._spec, list(self._series), list(self._series.values())
+        axis = spec.axis
         tz = getattr(frames[0].index, "tz", None)
         indexes = axis.forecast_indexes(
             fh, [f.index[-1] for f in frames], self.cutoff, self._step, tz
         )
-        times, values = _standardised(
+        times, values = standardised(
             axis, list(self._series.items()), self.series_mean_, self.series_scale_
         )
         at = [axis.times(index) for index in indexes]
@@ -838,8 +632,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
                 UserWarning,
                 stacklevel=4,
             )
-        plan = self._plan(axis, self.max_targets_, self.calibration_fraction_)
-        windows, where = plan.forecast_windows(times, values, at)
+        windows, where = spec.plan().forecast_windows(times, values, at)
         f = window_forecasts(
             self.net_, windows, where, at, self.calibration_, axis.horizon_span, self.n_channels_
         )

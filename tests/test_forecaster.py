@@ -317,7 +317,7 @@ def test_pretrain_calibrates_on_held_out_folds_of_series(monkeypatch, one_fold_c
     """Each scored fold is forecast by a network trained without it; with more than one,
     the pretrained network learns from every series (cross-fitting); "auto" cross-fits
     every fold of a small panel."""
-    import levy_sklearn.forecaster as module
+    import levy_sklearn._series_training as module
 
     rows = []  # training windows of each network trained
 

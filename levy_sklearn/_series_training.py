@@ -1,0 +1,286 @@
+"""Training the forecaster's network on series windows.
+
+What one fit resolves from the hyperparameters and its series, once (:class:`SeriesSpec`:
+the time axis, the window plan, the autoregression's lags), the network built for it
+(:func:`train_network`), and pretraining with σ calibrated on subjects held out of training
+(:func:`pretrain_calibrated`). :class:`~levy_sklearn.forecaster.LevyForecaster` calls these
+from its sktime methods and keeps the fitted state.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from ._time_axis import TimeAxis
+from .training import NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net
+from .uncertainty import (
+    LeadCalibration,
+    calibrate,
+    calibrate_across_series,
+    held_out_forecasts,
+)
+from .validation import own_scaling
+from .windows import SeriesWindows, WindowPlan, calibration_start
+
+if TYPE_CHECKING:  # annotations only: the forecaster imports this module
+    from .forecaster import LevyForecaster
+
+# pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
+# whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
+# never saw. calibration_folds="auto" scores every fold (cross-fitting) on panels of fewer
+# series than _AUTO_CROSS_FIT_BELOW, where one fold holds too few subjects and scores to
+# calibrate by lead, and where the extra trainings are cheap; one fold on larger panels.
+N_FOLDS = 5
+MIN_PANEL_TO_HOLD_OUT = 5
+_AUTO_CROSS_FIT_BELOW = 100
+# calibration_fraction="auto": hold out this share of each series' span when it holds at least
+# this many observations (chosen on held-out data, benchmarks/results/forecaster_ablation.md,
+# run 12: long glucose prefixes lose nothing and gain coverage; on series of a few hundred
+# points the lost tenth costs about 9 % CRPS).
+AUTO_CALIBRATION_FRACTION = 0.1
+_AUTO_CALIBRATION_MIN_OBSERVATIONS = 1000
+# ar_order="auto" on regularly spaced series: the order chosen on held-out series
+# (benchmarks/results/forecaster_ablation.md, run 22; 5, 9, 13, 19 and 37 were tried).
+_AUTO_AR_ORDER = 13
+# The autoregression's weights learn at this multiple of lr where the windows' season is
+# removed, at lr otherwise: on the held-out series the faster rate lowered the CRPS of the
+# seasonal ones (0.915, 0.915, 0.964 over three seed pairs) and raised it on the others
+# (1.07, 1.06, 1.03) (benchmarks/results/forecaster_ablation.md, run 24).
+_SEASONAL_LAGS_LR = 5.0
+# max_targets="auto" on irregularly spaced series: the cap on target times per training
+# window chosen on a held-out vitals draw (benchmarks/results/pretrain_budget.md, run 4;
+# all, 32, 16 and 8 were tried).
+_AUTO_MAX_TARGETS = 16
+
+
+@dataclass(frozen=True)
+class SeriesSpec:
+    """What a fit resolves from the hyperparameters and its series, once: the time axis,
+    ``max_targets`` and the autoregression's lags (``"auto"`` read off the series'
+    spacing), and the window hyperparameters.
+
+    Parameters
+    ----------
+    axis : TimeAxis
+        The series' time axis.
+    max_targets : int or None
+        Target times per training window (``None``: all).
+    lags : int
+        The autoregression's order (``ar_order`` resolved and capped by the context).
+    normalization : str
+    max_tokens : int
+    windows_per_series : int
+    observation_dropout : float
+        As the forecaster's hyperparameters.
+    """
+
+    axis: TimeAxis
+    max_targets: int | None
+    lags: int
+    normalization: str
+    max_tokens: int
+    windows_per_series: int
+    observation_dropout: float
+
+    @classmethod
+    def resolve(
+        cls,
+        forecaster: LevyForecaster,
+        indexes: list[pd.Index],
+        pretrained: tuple[str, pd.Timedelta | float] | None = None,
+    ) -> SeriesSpec:
+        """The spec of series with these indexes under ``forecaster``'s hyperparameters
+        (times in the unit of a pretraining panel of kind and unit ``pretrained``)."""
+        axis = TimeAxis.fit(
+            indexes,
+            context_length=forecaster.context_length,
+            max_horizon=forecaster.max_horizon,
+            seasonal_period=forecaster.seasonal_period,
+            pretrained=pretrained,
+        )
+        regular = axis.is_regular(indexes)
+        targets = forecaster.max_targets
+        if isinstance(targets, str):  # "auto": cap irregular series only
+            targets = None if regular else _AUTO_MAX_TARGETS
+        order = forecaster.ar_order
+        if isinstance(order, str):  # "auto": on regularly spaced series only
+            order = _AUTO_AR_ORDER if regular else 0
+        return cls(
+            axis,
+            targets,
+            # At most one lag per time unit of the context (lag 0 included): no lag reaches
+            # further back than a window does.
+            int(min(order, np.floor(axis.context_span) + 1)),
+            forecaster.normalization,
+            forecaster.max_tokens,
+            forecaster.windows_per_series,
+            float(forecaster.observation_dropout),
+        )
+
+    def plan(self, calibration_fraction: float = 0.0) -> WindowPlan:
+        """The windows of these series, the last ``calibration_fraction`` of each held out."""
+        return WindowPlan(
+            self.axis.context_span,
+            self.axis.horizon_span,
+            self.axis.seasonal_period,
+            self.normalization,
+            self.max_tokens,
+            self.max_targets,
+            self.windows_per_series,
+            self.observation_dropout,
+            calibration_fraction,
+        )
+
+
+class Panel(NamedTuple):
+    """Series ready for training: their spec, the population's per-channel standardisation,
+    and each series' times (time units) and standardised values."""
+
+    spec: SeriesSpec
+    mean: np.ndarray
+    scale: np.ndarray
+    times: list[np.ndarray]
+    values: list[np.ndarray]
+
+
+def series_scaling(
+    values: list[np.ndarray], mean: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each series' own per-channel mean and scale, ``(n_series, n_channels)``, the
+    population's ``mean`` and ``scale`` where it has too little data (see
+    :func:`~levy_sklearn.validation.own_scaling`)."""
+    rows = [own_scaling(v, mean, scale) for v in values]
+    return (
+        np.array([m for m, _ in rows]).reshape(len(rows), -1),
+        np.array([s for _, s in rows]).reshape(len(rows), -1),
+    )
+
+
+def standardised(
+    axis: TimeAxis,
+    series: list[tuple[Hashable, pd.DataFrame]],
+    means: np.ndarray,
+    scales: np.ndarray,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Times in units and standardised values of every series (each by its row of
+    ``means``/``scales``, in the order of ``series``)."""
+    times = [axis.times(frame.index) for _, frame in series]
+    values = [
+        (frame.to_numpy(dtype=np.float64) - mean) / scale
+        for (_, frame), mean, scale in zip(series, means, scales, strict=True)
+    ]
+    return times, values
+
+
+def calibration_share(
+    calibration_fraction: float | str,
+    times: list[np.ndarray],
+    values: list[np.ndarray],
+    pretrained: bool,
+) -> float:
+    """``calibration_fraction`` with ``"auto"`` resolved: a tenth when that tenth holds
+    enough observations and the network is trained here, otherwise 0 (no calibration).
+
+    A pretrained network is not calibrated by ``"auto"``: each series given to ``fit`` would
+    rescale σ by its own errors, so a thinned history could get a smaller σ than the full
+    one (``tests/test_forecaster.py``), against the rule that less information never lowers
+    σ."""
+    if calibration_fraction != "auto":
+        return float(calibration_fraction)
+    if pretrained:
+        return 0.0
+    share = AUTO_CALIBRATION_FRACTION
+    held_out = 0
+    for t, v in zip(times, values, strict=True):
+        if t.size:
+            held_out += int(np.isfinite(v[t > calibration_start(t, share)]).sum())
+    return share if held_out >= _AUTO_CALIBRATION_MIN_OBSERVATIONS else 0.0
+
+
+def train_network(
+    forecaster: LevyForecaster,
+    spec: SeriesSpec,
+    windows: SeriesWindows,
+    n_channels: int,
+    seed: int,
+) -> LevyNeuralNet:
+    """Build the network for ``spec`` under ``forecaster``'s hyperparameters and train it:
+    windowed heads start with half the context as look-back, the autoregression has
+    ``spec.lags`` lags and a weight per time unit of the horizon, and learns faster where
+    the windows' season is removed."""
+    if not np.isfinite(windows.targets).any():
+        raise ValueError(
+            "No training window could be cut from y: every window needs at least one "
+            "observation in its context and one in the max_horizon after its cutoff. "
+            "Pass a longer series (or a larger max_horizon / context_length)."
+        )
+    axis = spec.axis
+    net = make_levy_net(
+        n_channels=n_channels,
+        n_targets=n_channels,
+        **{name: getattr(forecaster, name) for name in NET_PARAMS if name != "random_state"},
+        random_state=seed,
+        bandwidth=1.0,
+        lookback=max(axis.context_span / 2, 1.0),
+        n_lags=spec.lags,
+        n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
+        lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() else 1.0,
+        token_dropout=spec.observation_dropout,
+        recipe="windows",
+        n_rows=len(windows.targets),
+    )
+    return fit_levy_net(net, windows.tokens, windows.targets.astype(np.float32), seed)
+
+
+def pretrain_calibrated(
+    panel: Panel,
+    calibration_folds: int | str,
+    seed: int,
+    train: Callable[[SeriesWindows], LevyNeuralNet],
+) -> tuple[LevyNeuralNet, LeadCalibration]:
+    """The pretrained network and its calibration across subjects (``calibration_folds``,
+    see :func:`~levy_sklearn.uncertainty.calibrate_across_series`; ``train`` makes a
+    network from windows). A panel too small to hold series out is calibrated on the last
+    tenth of each series' span, with a warning (time points within a subject are not
+    exchangeable with a new subject)."""
+    n, n_channels = len(panel.times), panel.mean.size
+    times, values = panel.times, panel.values
+    if n < MIN_PANEL_TO_HOLD_OUT:
+        warnings.warn(
+            f"pretrain got {n} series, too few to hold any out for calibrating σ (at least "
+            f"{MIN_PANEL_TO_HOLD_OUT}); σ is calibrated on the last "
+            f"{AUTO_CALIBRATION_FRACTION:.0%} of each series' span instead, which cannot "
+            "see how a new subject differs. Pretrain on more series for intervals "
+            "calibrated across subjects.",
+            stacklevel=5,  # the user's pretrain, through sktime's public method
+        )
+        plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
+        net = train(plan.windows(times, values, "train", seed))
+        held_out = held_out_forecasts(
+            net, plan.windows(times, values, "calibrate", seed), n_channels
+        )
+        return net, calibrate([held_out], n_channels)
+    plan = panel.spec.plan()
+
+    def windows(series: np.ndarray, part: str) -> SeriesWindows:
+        picked = np.flatnonzero(series)
+        return plan.windows([times[i] for i in picked], [values[i] for i in picked], part, seed)
+
+    n_scored = calibration_folds
+    if n_scored == "auto":
+        n_scored = N_FOLDS if n < _AUTO_CROSS_FIT_BELOW else 1
+    return calibrate_across_series(
+        n,
+        N_FOLDS,
+        n_scored,
+        seed,
+        lambda series: train(windows(series, "all")),
+        lambda net, series: held_out_forecasts(net, windows(series, "held_out"), n_channels),
+        n_channels,
+    )
