@@ -7,9 +7,10 @@ and the observations in a horizon span after it. Time is measured in a character
 then normalised by the window's own context (RevIN style), and one deterministic forward pass
 of :class:`~levy_sklearn.network.LevyNet` returns the predictive mean and the closed-form
 variance of every query (see the user guide, :doc:`/user_guide/levy_attention` and
-:doc:`/user_guide/irregular_time`). The windowing lives in :mod:`levy_sklearn.windows`, the
-training loop in :mod:`levy_sklearn.training`, conformal calibration in
-:mod:`levy_sklearn.conformal`.
+:doc:`/user_guide/irregular_time`). This module is the sktime shell: the windows live in
+:mod:`levy_sklearn.windows`, the training in :mod:`levy_sklearn.training`, the predictive
+distribution and its calibration in :mod:`levy_sklearn.uncertainty`
+(:doc:`/where_things_live` lists every module).
 """
 
 from __future__ import annotations
@@ -194,7 +195,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     time_unit_ : pd.Timedelta or float
         The time unit (median spacing) of the windows.
     time_kind_ : str
-        Kind of the time index (see :func:`~levy_sklearn.windows.index_kind`).
+        Kind of the time index: ``"datetime"``, ``"timedelta"``, ``"period[<freq>]"`` or
+        ``"numeric"``.
     context_span_, horizon_span_ : float
         ``context_length`` and ``max_horizon`` in time units.
     seasonal_period_ : float or None
