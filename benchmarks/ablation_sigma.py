@@ -17,16 +17,14 @@ disagreement term ``Σ_h ψ(Λ_h) D_h`` and the rest (the prior's spread and the
 
 Writes ``benchmarks/results/ablation_sigma.md`` and ``.csv``.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/ablation_sigma.py --workers 2``
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.ablation_sigma --workers 2``
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,8 +32,14 @@ import torch
 from joblib import Parallel, delayed
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from claims import (  # noqa: E402
+from levy_sklearn import regressor
+from levy_sklearn.attention import psi
+from levy_sklearn.metrics import aurc, spearman_uncertainty
+from levy_sklearn.regressor import LevyAttentionRegressor
+from levy_sklearn.training import make_levy_net
+
+from ._common import RESULTS
+from .claims import (
     DATASETS,
     MIN_HELD_OUT_ROWS,
     MIN_TRAIN_ROWS,
@@ -47,13 +51,6 @@ from claims import (  # noqa: E402
     mc_dropout_with_head,
 )
 
-from levy_sklearn import regressor  # noqa: E402
-from levy_sklearn.attention import psi  # noqa: E402
-from levy_sklearn.metrics import aurc, spearman_uncertainty  # noqa: E402
-from levy_sklearn.regressor import LevyAttentionRegressor  # noqa: E402
-from levy_sklearn.training import make_levy_net  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
 Z90 = float(stats.norm.ppf(0.95))
 GRID = {
     "datasets": ["co2", "sst", "glucose", "remifentanil", "vitals", "solar", "lynx"],
@@ -370,11 +367,11 @@ def main() -> None:
         "# Ablation: what makes the Lévy σ rank errors",
         "",
         (
-            "Merged from runs of `OMP_NUM_THREADS=1 python benchmarks/ablation_sigma.py "
+            "Merged from runs of `OMP_NUM_THREADS=1 python -m benchmarks.ablation_sigma "
             "--workers 2 [--only TEXT]` on subsets of the variants (fixed seeds, one thread: a "
             "full run reproduces every row"
             if args.table or args.only
-            else f"Produced by `OMP_NUM_THREADS=1 python benchmarks/ablation_sigma.py --workers "
+            else f"Produced by `OMP_NUM_THREADS=1 python -m benchmarks.ablation_sigma --workers "
             f"{args.workers}` ({elapsed:.1f} min"
         )
         + f", torch {torch.__version__}). Grid: datasets "
