@@ -15,7 +15,8 @@ Diagnostics (why σ ranks as it does): Spearman with |error| of each variance te
 disagreement term ``Σ_h ψ(Λ_h) D_h`` and the rest (the prior's spread and the switch term)
 — and the disagreement term's share of the variance.
 
-Writes ``benchmarks/results/ablation_sigma.md`` and ``.csv``.
+Writes ``benchmarks/results/ablation_sigma.md`` and ``.csv``; the findings written by hand are
+in ``ablation_sigma_notes.md``, which no script touches.
 
 Run: ``OMP_NUM_THREADS=1 python -m benchmarks.ablation_sigma --workers 2``
 """
@@ -38,7 +39,7 @@ from levy_sklearn.metrics import aurc, spearman_uncertainty
 from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.training import make_levy_net
 
-from ._common import RESULTS
+from ._common import RESULTS, write_report
 from .claims import (
     DATASETS,
     MIN_HELD_OUT_ROWS,
@@ -62,7 +63,6 @@ GRID = {
 TWIN = "softmax twin (variance head)"
 TWIN_NLL = "softmax twin, nll (variance head)"
 MC_HEAD = "mc_dropout+head"
-FINDINGS = "## Findings"
 #: The twin (and its mc_dropout+head) each variant is compared with, by the variant's loss:
 #: the claims benchmark trains every method with the same loss, so a Lévy variant trained on
 #: the NLL meets a twin trained on the NLL.
@@ -401,15 +401,9 @@ def main() -> None:
         per_cell.round(3).to_markdown(),
         "",
     ]
-    RESULTS.mkdir(exist_ok=True)
-    report = RESULTS / "ablation_sigma.md"
-    # Findings are written by hand under their heading; rewriting the tables keeps them.
-    old = report.read_text() if report.exists() else ""
-    if FINDINGS in old:
-        lines += [old[old.index(FINDINGS) :].rstrip("\n"), ""]
-    report.write_text("\n".join(lines))
+    # The findings written by hand are in ablation_sigma_notes.md, which no script touches.
+    write_report("\n".join(lines), "ablation_sigma.md")
     table.to_csv(RESULTS / "ablation_sigma.csv", index=False)
-    print("\n".join(lines))
 
 
 if __name__ == "__main__":

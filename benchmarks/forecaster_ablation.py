@@ -43,7 +43,9 @@ Runs in the benchmark environment of ``benchmarks/forecasters.py`` (it reuses it
 
     OMP_NUM_THREADS=1 python -m benchmarks.forecaster_ablation '{}' '{"seasonal_period": null}'
 
-Writes ``benchmarks/results/forecaster_ablation.md``.
+Writes ``benchmarks/results/forecaster_ablation.md`` (``--glucose``:
+``forecaster_ablation_glucose.md``), the tables of this run only; the run log kept by hand is
+``forecaster_ablation_notes.md``, which no script writes.
 """
 
 from __future__ import annotations

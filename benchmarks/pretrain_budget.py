@@ -6,8 +6,9 @@ patients 0–19 (``context_length="12h"``, ``max_horizon="4h"``, as issue 12's t
 ``max_steps`` given on the command line, then forecast patients 40–59 zero-shot from 60 % of
 each stay, every observation in the next 4 h at its real time. Reports the Gaussian CRPS,
 the 90 % coverage and the pretraining CPU seconds (one torch thread); writes
-``benchmarks/results/pretrain_budget.md``. ``--levy`` overrides other defaults (JSON), for
-every budget.
+``benchmarks/results/pretrain_budget.md`` (the tables of this run only; the run log kept by
+hand is ``pretrain_budget_notes.md``, which no script writes). ``--levy`` overrides other
+defaults (JSON), for every budget.
 
 Run: ``OMP_NUM_THREADS=1 python -m benchmarks.pretrain_budget 5000 1500 500
 [--levy '{"normalization": "trend"}']``.

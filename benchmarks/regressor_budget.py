@@ -13,7 +13,8 @@ columns as integer codes, target on the log scale), scored on two random 75/25 s
 Candidate configurations are JSON on the command line, each overriding the defaults; test
 CRPS and RMSE are reported relative to the first configuration's on each table, with the
 Gaussian 90 % coverage and the fit seconds (one torch thread). Writes
-``benchmarks/results/regressor_budget.md``.
+``benchmarks/results/regressor_budget.md`` (the tables of this run only; the run log kept by
+hand is ``regressor_budget_notes.md``, which no script writes).
 
 Run: ``OMP_NUM_THREADS=1 python -m benchmarks.regressor_budget '{}' '{"max_steps": 800}'``
 (``--tables Boston,Housing`` runs some tables only).
