@@ -15,18 +15,17 @@ Diagnostics (why σ ranks as it does): Spearman with |error| of each variance te
 disagreement term ``Σ_h ψ(Λ_h) D_h`` and the rest (the prior's spread and the switch term)
 — and the disagreement term's share of the variance.
 
-Writes ``benchmarks/results/ablation_sigma.md`` and ``.csv``.
+Writes ``benchmarks/results/ablation_sigma.md`` and ``.csv``; the findings written by hand are
+in ``ablation_sigma_notes.md``, which no script touches.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/ablation_sigma.py --workers 2``
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.ablation_sigma --workers 2``
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,8 +33,14 @@ import torch
 from joblib import Parallel, delayed
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from claims import (  # noqa: E402
+from levy_sklearn import regressor
+from levy_sklearn.attention import psi
+from levy_sklearn.metrics import aurc, spearman_uncertainty
+from levy_sklearn.regressor import LevyAttentionRegressor
+from levy_sklearn.training import make_levy_net
+
+from ._common import RESULTS, write_report
+from .claims import (
     DATASETS,
     MIN_HELD_OUT_ROWS,
     MIN_TRAIN_ROWS,
@@ -47,13 +52,6 @@ from claims import (  # noqa: E402
     mc_dropout_with_head,
 )
 
-from levy_sklearn import regressor  # noqa: E402
-from levy_sklearn.attention import psi  # noqa: E402
-from levy_sklearn.metrics import aurc, spearman_uncertainty  # noqa: E402
-from levy_sklearn.regressor import LevyAttentionRegressor  # noqa: E402
-from levy_sklearn.training import make_levy_net  # noqa: E402
-
-RESULTS = Path(__file__).resolve().parent / "results"
 Z90 = float(stats.norm.ppf(0.95))
 GRID = {
     "datasets": ["co2", "sst", "glucose", "remifentanil", "vitals", "solar", "lynx"],
@@ -65,7 +63,6 @@ GRID = {
 TWIN = "softmax twin (variance head)"
 TWIN_NLL = "softmax twin, nll (variance head)"
 MC_HEAD = "mc_dropout+head"
-FINDINGS = "## Findings"
 #: The twin (and its mc_dropout+head) each variant is compared with, by the variant's loss:
 #: the claims benchmark trains every method with the same loss, so a Lévy variant trained on
 #: the NLL meets a twin trained on the NLL.
@@ -370,11 +367,11 @@ def main() -> None:
         "# Ablation: what makes the Lévy σ rank errors",
         "",
         (
-            "Merged from runs of `OMP_NUM_THREADS=1 python benchmarks/ablation_sigma.py "
+            "Merged from runs of `OMP_NUM_THREADS=1 python -m benchmarks.ablation_sigma "
             "--workers 2 [--only TEXT]` on subsets of the variants (fixed seeds, one thread: a "
             "full run reproduces every row"
             if args.table or args.only
-            else f"Produced by `OMP_NUM_THREADS=1 python benchmarks/ablation_sigma.py --workers "
+            else f"Produced by `OMP_NUM_THREADS=1 python -m benchmarks.ablation_sigma --workers "
             f"{args.workers}` ({elapsed:.1f} min"
         )
         + f", torch {torch.__version__}). Grid: datasets "
@@ -404,15 +401,9 @@ def main() -> None:
         per_cell.round(3).to_markdown(),
         "",
     ]
-    RESULTS.mkdir(exist_ok=True)
-    report = RESULTS / "ablation_sigma.md"
-    # Findings are written by hand under their heading; rewriting the tables keeps them.
-    old = report.read_text() if report.exists() else ""
-    if FINDINGS in old:
-        lines += [old[old.index(FINDINGS) :].rstrip("\n"), ""]
-    report.write_text("\n".join(lines))
+    # The findings written by hand are in ablation_sigma_notes.md, which no script touches.
+    write_report("\n".join(lines), "ablation_sigma.md")
     table.to_csv(RESULTS / "ablation_sigma.csv", index=False)
-    print("\n".join(lines))
 
 
 if __name__ == "__main__":

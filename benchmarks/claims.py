@@ -22,14 +22,13 @@ the same rows) and, on regular series at 100 % keep, sktime forecasters one step
 Writes ``benchmarks/results/claims.md`` (``--full``) or ``claims_fast.md`` (``--fast``) with
 PNG figures, and a claims section computed from the table by the rules in :func:`claims`.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/claims.py --fast`` (≤ 5 min) or ``--full``
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.claims --fast`` (≤ 5 min) or ``--full``
 (``--workers 2``).
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import time
 import warnings
@@ -41,7 +40,6 @@ import numpy as np
 import pandas as pd
 import torch
 from joblib import Parallel, delayed
-from provenance import short_commit
 from scipy import stats
 
 from levy_sklearn.conformal import conformal_interval, fit_conformal
@@ -66,7 +64,8 @@ from levy_sklearn.metrics import (
 )
 from levy_sklearn.regressor import LevyAttentionRegressor
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import RESULTS, short_commit, stamp, write_report
+
 COVERAGE = 0.9
 Z90 = float(stats.norm.ppf(0.5 + COVERAGE / 2))
 MSE_TOLERANCE = 1.056  # claim (1): "at most 5.6% accuracy lost"
@@ -905,9 +904,9 @@ def main() -> None:
     lines = [
         f"# The paper's claims, side by side ({mode_name} mode)",
         "",
-        f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}, 1 torch thread per "
+        f"{stamp(commit)}, 1 torch thread per "
         f"process, {args.workers} worker process(es), total wall time {elapsed / 60:.1f} min. "
-        f"Produced by `OMP_NUM_THREADS=1 python benchmarks/claims.py --{mode_name} "
+        f"Produced by `OMP_NUM_THREADS=1 python -m benchmarks.claims --{mode_name} "
         f"--workers {args.workers}`.",
         "",
         "## Claims",
@@ -985,7 +984,7 @@ def main() -> None:
         "",
     ]
     text = "\n".join(lines)
-    (RESULTS / f"{stem}.md").write_text(text)
+    write_report(text, f"{stem}.md", echo=False)
     print("\n".join(f"{'met' if ok else 'NOT MET'}: {c} — {t}" for c, ok, t in verdicts))
     print(f"wrote {RESULTS / f'{stem}.md'} in {elapsed / 60:.1f} min")
 

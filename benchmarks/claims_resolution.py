@@ -20,7 +20,7 @@ Claims and the paired difference tested (favourable when negative):
 
 Claims (5) and (6) are not paired comparisons (coverage against a band, Spearman against zero);
 claims.py already tests (6a) over seeds. Writes ``benchmarks/results/claims_resolution.md``.
-Runs in seconds: ``OMP_NUM_THREADS=1 python benchmarks/claims_resolution.py``.
+Runs in seconds: ``OMP_NUM_THREADS=1 python -m benchmarks.claims_resolution``.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from claims import MSE_TOLERANCE
-from provenance import short_commit
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-RESULTS = Path(__file__).parent / "results"
+from ._common import RESULTS, short_commit, write_report
+from .claims import MSE_TOLERANCE
+
 ALPHA = 0.05
 KEYS = ["dataset", "keep", "seed"]
 
@@ -125,7 +125,7 @@ def main() -> None:
         "One-sided Wilcoxon signed-rank tests over paired (dataset, keep, seed) rows, both "
         f"directions, Holm-corrected over the page, α = {ALPHA}; `favourable`: share of pairs "
         "whose difference is negative. The counting verdicts are in `claims.md`. Reproduce: "
-        "`OMP_NUM_THREADS=1 python benchmarks/claims_resolution.py`.",
+        "`OMP_NUM_THREADS=1 python -m benchmarks.claims_resolution`.",
         "",
         "| claim | resolved verdict |",
         "|:--|:--|",
@@ -134,8 +134,7 @@ def main() -> None:
         shown.to_markdown(index=False),
         "",
     ]
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "claims_resolution.md").write_text("\n".join(lines))
+    write_report("\n".join(lines), "claims_resolution.md", echo=False)
     print("\n".join(f"{v}: {claim}" for claim, v in verdict.items()))
 
 

@@ -14,27 +14,25 @@ the oracle.
 
 Writes ``benchmarks/results/clinical.md`` and ``clinical_risk_coverage.png``.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/clinical.py [--threads 1 2]``.
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.clinical [--threads 1 2]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
-from claims import feature_times, lag_rows, to_stays
-from provenance import short_commit
 
 from levy_sklearn.datasets import make_irregular_vitals
 from levy_sklearn.metrics import aurc, excess_aurc, spearman_uncertainty
 from levy_sklearn.regressor import LevyAttentionRegressor
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import RESULTS, short_commit, stamp, write_report
+from .claims import feature_times, lag_rows, to_stays
+
 N_TRAIN_PATIENTS, N_NEW_PATIENTS = 1000, 3383
 MAX_TRAIN_ROWS = 4000
 TARGET = 1  # ch1, the channel of medium observation rate
@@ -146,8 +144,8 @@ def main() -> None:
     lines = [
         "# Claim (4): ranking 3,383 unseen patients by trust",
         "",
-        f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}, one process. "
-        "Produced by `OMP_NUM_THREADS=1 python benchmarks/clinical.py`.",
+        f"{stamp(commit)}, one process. "
+        "Produced by `OMP_NUM_THREADS=1 python -m benchmarks.clinical`.",
         "",
         f"**Claim (4), predict and rank {N_NEW_PATIENTS} unseen patients in ≤ {BAR} s: "
         f"{verdict}** (best median {best:.3f} s; our goal ≤ {GOAL} s: {goal}).",
@@ -198,9 +196,7 @@ def main() -> None:
         "![risk–coverage of the ranking](clinical_risk_coverage.png)",
         "",
     ]
-    text = "\n".join(lines)
-    (RESULTS / "clinical.md").write_text(text)
-    print(text)
+    write_report("\n".join(lines), "clinical.md")
 
 
 if __name__ == "__main__":

@@ -17,24 +17,24 @@ A cell where none of them is significant is one where no evidence that counts ob
 can be; a cell where they are and ``Λ`` is not is one the network could still learn.
 Writes ``benchmarks/results/evidence_oracle.md``.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/evidence_oracle.py`` (about 2 minutes).
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.evidence_oracle`` (about 2 minutes).
 """
 
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from claims import DATASETS, MIN_HELD_OUT_ROWS, MIN_TRAIN_ROWS, MODES, NETWORK, make_cell_data
 from scipy import stats
 from sklearn.linear_model import RidgeCV
 
 from levy_sklearn import LevyAttentionRegressor
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import write_report
+from .claims import DATASETS, MIN_HELD_OUT_ROWS, MIN_TRAIN_ROWS, MODES, NETWORK, make_cell_data
+
 SPARSE_KEEPS = (0.2, 0.1)
 STATISTICS = ("evidence", "count", "recency", "mask fit")
 
@@ -87,7 +87,7 @@ def main() -> None:
         [
             "# Evidence that counts observations: what it could rank (claim 6a's sparse cells)",
             "",
-            "Produced by `OMP_NUM_THREADS=1 python benchmarks/evidence_oracle.py` (see its "
+            "Produced by `OMP_NUM_THREADS=1 python -m benchmarks.evidence_oracle` (see its "
             "docstring): mean Spearman with |error| over seeds 0–4 and the one-sided t-test "
             "p-value of claim (6a).",
             "",
@@ -99,9 +99,7 @@ def main() -> None:
             "",
         ]
     )
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "evidence_oracle.md").write_text(text)
+    write_report(text, "evidence_oracle.md")
 
 
 if __name__ == "__main__":

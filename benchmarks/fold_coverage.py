@@ -28,9 +28,9 @@ multiplied by ``k`` iff ``z ≤ k``. From these it reports, per method,
 
 The points go to ``/tmp/fold_coverage_points.csv`` (``--points``), the summary to
 ``benchmarks/results/fold_coverage.md`` (``--report``). Run in the ``peers`` environment of
-``forecasters.py``, from this folder::
+``forecasters.py``, from the repository root::
 
-    cd benchmarks && OMP_NUM_THREADS=1 ../peers/bin/python fold_coverage.py
+    OMP_NUM_THREADS=1 peers/bin/python -m benchmarks.fold_coverage
 
 ``--quick`` fits only the last 2 folds per series (a check of the script); ``--from-points``
 rebuilds the report from a saved points CSV without fitting anything.
@@ -47,17 +47,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from forecasters import PEERS, SERIES, make_peer, splitter
-from provenance import git, short_commit
 from scipy.stats import norm
 
 from levy_sklearn import LevyForecaster
 from levy_sklearn.metrics import gaussian_crps
 
-HERE = Path(__file__).resolve().parent
-REPORT = HERE / "results" / "fold_coverage.md"
+from ._common import PEERS, RESULTS, git, make_peer, short_commit, splitter, write_report
+from .forecasters import SERIES
+
+REPORT = RESULTS / "fold_coverage.md"
 POINTS = Path("/tmp/fold_coverage_points.csv")
-COMMAND = "cd benchmarks && OMP_NUM_THREADS=1 ../peers/bin/python fold_coverage.py"
+COMMAND = "OMP_NUM_THREADS=1 peers/bin/python -m benchmarks.fold_coverage"
 METHODS = ("LevyForecaster", *PEERS)
 Z90 = norm.ppf(0.95)  # 1.6449: the half-width of a 90 % Normal interval in σ
 FOLD_BAR = 0.75
@@ -308,8 +308,7 @@ def report(points: pd.DataFrame, path: Path, mode: str, seconds: dict | None, or
             "Fit + predict seconds over all folds:\n",
             total.to_markdown(floatfmt=".1f") + "\n",
         ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(text))
+    write_report("\n".join(text), path, echo=False)
     return "\n".join(text)
 
 

@@ -41,9 +41,11 @@ the split's number, as there).
 
 Runs in the benchmark environment of ``benchmarks/forecasters.py`` (it reuses its backtest)::
 
-    OMP_NUM_THREADS=1 python benchmarks/forecaster_ablation.py '{}' '{"seasonal_period": null}'
+    OMP_NUM_THREADS=1 python -m benchmarks.forecaster_ablation '{}' '{"seasonal_period": null}'
 
-Writes ``benchmarks/results/forecaster_ablation.md``.
+Writes ``benchmarks/results/forecaster_ablation.md`` (``--glucose``:
+``forecaster_ablation_glucose.md``), the tables of this run only; the run log kept by hand is
+``forecaster_ablation_notes.md``, which no script writes.
 """
 
 from __future__ import annotations
@@ -51,12 +53,10 @@ from __future__ import annotations
 import argparse
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from forecasters import backtest, run_glucose, splitter
 from scipy.stats import norm
 from sktime.forecasting.compose import TransformedTargetForecaster
 from sktime.transformations.series.boxcox import LogTransformer
@@ -64,7 +64,9 @@ from sktime.transformations.series.boxcox import LogTransformer
 from levy_sklearn import LevyForecaster
 from levy_sklearn.metrics import gaussian_crps, gaussian_interval, interval_coverage
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import backtest, splitter, write_report
+from .forecasters import run_glucose
+
 FOLDS = 2
 GLUCOSE_FRACTIONS = (0.2, 0.3, 0.4)
 
@@ -268,9 +270,7 @@ def main() -> None:
         + summary.to_markdown(floatfmt=".3f")
         + "\n"
     )
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "forecaster_ablation.md").write_text(text)
+    write_report(text, "forecaster_ablation.md")
 
 
 def glucose(configs: list[str]) -> None:
@@ -292,9 +292,7 @@ def glucose(configs: list[str]) -> None:
         + table.to_markdown(floatfmt=".3f")
         + "\n"
     )
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "forecaster_ablation.md").write_text(text)
+    write_report(text, "forecaster_ablation_glucose.md")
 
 
 if __name__ == "__main__":

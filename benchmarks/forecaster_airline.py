@@ -7,7 +7,7 @@ ARARForecaster (sktime's peers). Candidate LevyForecaster configurations are giv
 the command line (each overriding the defaults and ``random_state=0``); with none, the
 defaults are run.
 
-Run: ``python benchmarks/forecaster_airline.py ['{"normalization": "mean"}' ...]``.
+Run: ``python -m benchmarks.forecaster_airline ['{"normalization": "mean"}' ...]``.
 Writes ``benchmarks/results/forecaster_airline.md`` when run without arguments.
 """
 
@@ -17,7 +17,6 @@ import json
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,7 +35,8 @@ from sktime.split import ExpandingWindowSplitter
 
 from levy_sklearn.forecaster import LevyForecaster
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import write_report
+
 CV = ExpandingWindowSplitter(fh=list(range(1, 13)), initial_window=72, step_length=12)
 SCORING = [
     CRPS(),
@@ -77,15 +77,14 @@ def main(argv: list[str]) -> None:
     table = pd.DataFrame(rows).T
     print(table.to_string(float_format=lambda v: f"{v:.3f}"))
     if not argv:
-        RESULTS.mkdir(exist_ok=True)
         text = (
             "# LevyForecaster on load_airline\n\n"
             "Expanding window (initial 72, step 12, 6 folds), fh 1-12, refit every fold, "
-            "random_state=0. Produced by `python benchmarks/forecaster_airline.py`.\n\n"
+            "random_state=0. Produced by `python -m benchmarks.forecaster_airline`.\n\n"
             + table.to_markdown(floatfmt=".3f")
             + "\n"
         )
-        (RESULTS / "forecaster_airline.md").write_text(text)
+        write_report(text, "forecaster_airline.md", echo=False)
     np.set_printoptions()
 
 

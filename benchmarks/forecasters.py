@@ -35,7 +35,7 @@ environments cannot have (statsforecast needs pandas < 3, NGBoost scikit-learn <
 benchmark runs in its own virtual environment::
 
     python -m venv peers && peers/bin/pip install -e '.[peers]'
-    OMP_NUM_THREADS=1 peers/bin/python benchmarks/forecasters.py --full
+    OMP_NUM_THREADS=1 peers/bin/python -m benchmarks.forecasters --full
 
 ``--quick`` (the default) runs two folds per series, one glucose split with 30 cutoffs and
 one diabetes split, to check the script; ``--full`` runs everything above (about an hour on
@@ -68,9 +68,9 @@ from levy_sklearn import LevyAttentionRegressor, LevyForecaster
 from levy_sklearn.datasets import load_co2, load_glucose
 from levy_sklearn.metrics import gaussian_crps, sample_crps
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import PEERS, RESULTS, backtest, make_peer, write_report
+
 Z90 = norm.ppf(0.95)
-PEERS = ("AutoARIMA", "AutoETS", "AutoTheta", "ARAR", "Naive")
 
 
 # --------------------------------------------------------------------------- regular series
@@ -106,65 +106,6 @@ SERIES = {
     "shampoo": (_sktime("load_shampoo_sales"), 12, 18, 3, 6),
     "co2 (monthly)": (_co2_monthly, 12, 454, 12, 12),
 }
-
-
-def make_peer(name: str, sp: int):
-    """A classical forecaster; the seasonal models get ``sp`` only for monthly data."""
-    from sktime.forecasting.arar import ARARForecaster
-    from sktime.forecasting.naive import NaiveForecaster
-    from sktime.forecasting.statsforecast import (
-        StatsForecastAutoARIMA,
-        StatsForecastAutoETS,
-        StatsForecastAutoTheta,
-    )
-
-    season = sp if sp == 12 else 1
-    return {
-        "AutoARIMA": lambda: StatsForecastAutoARIMA(sp=season),
-        "AutoETS": lambda: StatsForecastAutoETS(season_length=season),
-        "AutoTheta": lambda: StatsForecastAutoTheta(season_length=season),
-        "ARAR": ARARForecaster,
-        "Naive": lambda: NaiveForecaster(strategy="last", sp=sp),
-    }[name]()
-
-
-def splitter(y: pd.Series, initial: int, step: int, horizon: int, folds: int | None = None):
-    """The expanding window of the backtests: every fold, or only the last ``folds``."""
-    from sktime.split import ExpandingWindowSplitter
-
-    n_folds = (len(y) - initial - horizon) // step + 1
-    if folds is not None:  # the last folds (quick runs)
-        initial += (n_folds - folds) * step
-    return ExpandingWindowSplitter(
-        fh=list(range(1, horizon + 1)), initial_window=initial, step_length=step
-    )
-
-
-def backtest(forecaster, y: pd.Series, initial: int, step: int, horizon: int, folds=None):
-    """sktime ``evaluate`` on an expanding window; per-fold scores and the total run time."""
-    from sktime.forecasting.model_evaluation import evaluate
-    from sktime.performance_metrics.forecasting import MeanAbsoluteError
-    from sktime.performance_metrics.forecasting.probabilistic import CRPS, EmpiricalCoverage
-
-    cv = splitter(y, initial, step, horizon, folds)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        r = evaluate(
-            forecaster,
-            cv=cv,
-            y=y,
-            scoring=[CRPS(), MeanAbsoluteError(), EmpiricalCoverage(coverage=0.9)],
-            error_score="raise",
-        )
-    return pd.DataFrame(
-        {
-            "fold": np.arange(len(r)),
-            "crps": r["test_CRPS"].to_numpy(float),
-            "mae": r["test_MeanAbsoluteError"].to_numpy(float),
-            "cov90": r["test_EmpiricalCoverage"].to_numpy(float),
-            "seconds": (r["fit_time"] + r["pred_time"]).to_numpy(float),
-        }
-    )
 
 
 #: LevyForecaster without its default season (a row of its own on the monthly series).
@@ -521,7 +462,7 @@ def report(mode: str) -> None:
         ]
     if fig_data:
         text.append("![LevyForecaster beside the classics](forecasters.png)\n")
-    (RESULTS / "forecasters.md").write_text("\n".join(text))
+    write_report("\n".join(text), RESULTS / "forecasters.md", echo=False)
     _plot(fig_data)
 
 

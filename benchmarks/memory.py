@@ -15,7 +15,7 @@ included. The bar (issue 7) is < 2 GiB for each case.
 
 Writes ``benchmarks/results/memory.md``.
 
-Run: ``python benchmarks/memory.py [--rows 1000000] [--series 100000]``.
+Run: ``python -m benchmarks.memory [--rows 1000000] [--series 100000]``.
 """
 
 from __future__ import annotations
@@ -24,22 +24,19 @@ import argparse
 import gc
 import json
 import os
-import platform
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import psutil
 import torch
-from provenance import short_commit
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import GIB, RESULTS, machine_line, short_commit, write_report
+
 BAR_GIB = 2.0
-GIB = 2.0**30
 
 
 class PeakRSS:
@@ -135,7 +132,8 @@ def forecaster_case(n_series: int) -> dict:
 def run_case(case: str, size: int) -> dict:
     """One case in a fresh interpreter, so that nothing of the other inflates its RSS."""
     out = subprocess.run(
-        [sys.executable, __file__, "--case", case, "--size", str(size)],
+        [sys.executable, "-m", "benchmarks.memory", "--case", case, "--size", str(size)],
+        cwd=RESULTS.parents[1],
         check=True,
         capture_output=True,
         text=True,
@@ -143,7 +141,7 @@ def run_case(case: str, size: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def write_report(results: list[dict], load: float) -> str:
+def report_text(results: list[dict], load: float) -> str:
     lines = [
         "# Memory added by prediction",
         "",
@@ -163,9 +161,7 @@ def write_report(results: list[dict], load: float) -> str:
     commit = short_commit()
     lines += [
         "",
-        f"Machine: {platform.machine()}, {psutil.cpu_count()} CPUs, "
-        f"{psutil.virtual_memory().total / GIB:.0f} GiB RAM; Python {platform.python_version()}, "
-        f"torch {torch.__version__}, one torch thread; commit {commit or 'unknown'} "
+        f"{machine_line()}, one torch thread; commit {commit or 'unknown'} "
         "(plus uncommitted changes, if any). Times are indicative: the load average was "
         f"{load:.1f} when the run started.",
         "",
@@ -187,10 +183,8 @@ def main() -> None:
         return
     load = os.getloadavg()[0]
     results = [run_case("regressor", args.rows), run_case("forecaster", args.series)]
-    report = write_report(results, load)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "memory.md").write_text(report)
-    print(report)
+    report = report_text(results, load)
+    write_report(report, "memory.md")
 
 
 if __name__ == "__main__":

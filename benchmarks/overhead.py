@@ -10,23 +10,20 @@ One batch of irregular multichannel histories (256 series × 200 observations ov
 
 Prints each as a ratio to the softmax twin and writes ``benchmarks/results/overhead.md``.
 
-Run: ``python benchmarks/overhead.py [--repeats 7] [--threads N]``.
+Run: ``python -m benchmarks.overhead [--repeats 7] [--threads N]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import time
-from pathlib import Path
 
 import torch
-from provenance import short_commit
 
 from levy_sklearn import LevyNet
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import short_commit, stamp, write_report
 
 
 def make_batch(n_series=256, n_obs=200, n_channels=5, n_queries=10, seed=0):
@@ -97,7 +94,7 @@ def main() -> None:
     lines = [
         "# Overhead of single-pass uncertainty",
         "",
-        f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}"
+        f"{stamp(commit)}"
         f", {args.threads} threads, median of {args.repeats} interleaved repeats; batch of 256 "
         "series × 200 irregular observations over 5 channels, 10 queries each; "
         f"network {config}.",
@@ -111,9 +108,7 @@ def main() -> None:
             f"| {name} | {passes[name]} | {1e3 * median[name]:.1f} | {median[name] / base:.2f} |"
         )
     text = "\n".join(lines) + "\n"
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "overhead.md").write_text(text)
+    write_report(text, "overhead.md")
 
 
 if __name__ == "__main__":

@@ -6,10 +6,11 @@ patients 0–19 (``context_length="12h"``, ``max_horizon="4h"``, as issue 12's t
 ``max_steps`` given on the command line, then forecast patients 40–59 zero-shot from 60 % of
 each stay, every observation in the next 4 h at its real time. Reports the Gaussian CRPS,
 the 90 % coverage and the pretraining CPU seconds (one torch thread); writes
-``benchmarks/results/pretrain_budget.md``. ``--levy`` overrides other defaults (JSON), for
-every budget.
+``benchmarks/results/pretrain_budget.md`` (the tables of this run only; the run log kept by
+hand is ``pretrain_budget_notes.md``, which no script writes). ``--levy`` overrides other
+defaults (JSON), for every budget.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/pretrain_budget.py 5000 1500 500
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.pretrain_budget 5000 1500 500
 [--levy '{"normalization": "trend"}']``.
 """
 
@@ -18,18 +19,17 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from sigma_missing import held_out_cuts
 
 from levy_sklearn import LevyForecaster
 from levy_sklearn.datasets import make_irregular_vitals
 from levy_sklearn.metrics import gaussian_crps, gaussian_interval, interval_coverage
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import write_report
+from .sigma_missing import held_out_cuts
 
 
 def score(forecaster: LevyForecaster, panel: pd.DataFrame) -> dict:
@@ -81,16 +81,14 @@ def main() -> None:
     table["CRPS / first"] = table["crps"] / table["crps"].iloc[0]
     text = (
         "# LevyForecaster pretraining budget (held-out vitals draw)\n\n"
-        f"Produced by `OMP_NUM_THREADS=1 python benchmarks/pretrain_budget.py "
+        f"Produced by `OMP_NUM_THREADS=1 python -m benchmarks.pretrain_budget "
         f"{' '.join(map(str, budgets))}"
         + (f" --levy '{args.levy}'" if levy else "")
         + "` (see its docstring).\n\n"
         + table.to_markdown(index=False, floatfmt=".3f")
         + "\n"
     )
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "pretrain_budget.md").write_text(text)
+    write_report(text, "pretrain_budget.md")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ Per cell (dataset, keep) the means over seeds; the report counts the cells where
 ranks better on each pair of errors, and the MSE of the dropout mean relative to the Lévy
 mean's. Only the public API of levy-sklearn (``predict(return_std=True)``, ``sample_y``).
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/ranking_crosscheck.py --workers 2`` (about 3 min
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.ranking_crosscheck --workers 2`` (about 3 min
 on two cores) → ``benchmarks/results/ranking_crosscheck.md``.
 """
 
@@ -29,12 +29,17 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from claims import (  # the sibling script (Python puts a script's folder on the path)
+from joblib import Parallel, delayed
+
+from levy_sklearn.metrics import aurc, spearman_uncertainty
+from levy_sklearn.regressor import LevyAttentionRegressor
+
+from ._common import short_commit, write_report
+from .claims import (
     DATASETS,
     MIN_HELD_OUT_ROWS,
     MIN_TRAIN_ROWS,
@@ -43,13 +48,7 @@ from claims import (  # the sibling script (Python puts a script's folder on the
     NETWORK,
     make_cell_data,
 )
-from joblib import Parallel, delayed
-from provenance import short_commit
 
-from levy_sklearn.metrics import aurc, spearman_uncertainty
-from levy_sklearn.regressor import LevyAttentionRegressor
-
-RESULTS = Path(__file__).resolve().parent / "results"
 PAIRS = {
     "levy σ / levy err": ("levy", "levy"),
     "mc+head σ / mc err": ("mc+head", "mc"),
@@ -111,7 +110,7 @@ def report(table: pd.DataFrame, seconds: float) -> str:
         "",
         f"commit `{commit}`, torch {torch.__version__}, 1 torch thread per process, "
         f"{seconds / 60:.1f} min. Produced by `OMP_NUM_THREADS=1 python "
-        "benchmarks/ranking_crosscheck.py --workers 2`; the claims' full grid, network and "
+        "-m benchmarks.ranking_crosscheck --workers 2`; the claims' full grid, network and "
         "seeds (see `claims.md`), the Lévy net and the twin with model seed 100 · seed. "
         "Spearman(σ, |error|), means over seeds per cell.",
         "",
@@ -163,9 +162,7 @@ def main() -> None:
     )
     table = pd.DataFrame([r for r in rows if r is not None])
     text = report(table, time.perf_counter() - start)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ranking_crosscheck.md").write_text(text)
-    print(text)
+    write_report(text, "ranking_crosscheck.md")
 
 
 if __name__ == "__main__":

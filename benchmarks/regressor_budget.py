@@ -13,9 +13,10 @@ columns as integer codes, target on the log scale), scored on two random 75/25 s
 Candidate configurations are JSON on the command line, each overriding the defaults; test
 CRPS and RMSE are reported relative to the first configuration's on each table, with the
 Gaussian 90 % coverage and the fit seconds (one torch thread). Writes
-``benchmarks/results/regressor_budget.md``.
+``benchmarks/results/regressor_budget.md`` (the tables of this run only; the run log kept by
+hand is ``regressor_budget_notes.md``, which no script writes).
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/regressor_budget.py '{}' '{"max_steps": 800}'``
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.regressor_budget '{}' '{"max_steps": 800}'``
 (``--tables Boston,Housing`` runs some tables only).
 """
 
@@ -24,7 +25,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,7 +34,8 @@ from sklearn.model_selection import train_test_split
 from levy_sklearn import LevyAttentionRegressor
 from levy_sklearn.metrics import gaussian_crps, gaussian_interval, interval_coverage
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import write_report
+
 MAX_ROWS = 6000
 SPLITS = 2
 
@@ -106,7 +107,7 @@ def main(argv: list[str]) -> None:
             "fit seconds": scores.groupby("config", sort=False)["fit_s"].mean(),
         }
     )
-    command = " ".join(["python benchmarks/regressor_budget.py", *map(repr, configs)])
+    command = " ".join(["python -m benchmarks.regressor_budget", *map(repr, configs)])
     text = (
         "# LevyAttentionRegressor training budget on held-out tables\n\n"
         f"Produced by `OMP_NUM_THREADS=1 {command}` "
@@ -117,9 +118,7 @@ def main(argv: list[str]) -> None:
         + summary.to_markdown(floatfmt=".3f")
         + "\n"
     )
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "regressor_budget.md").write_text(text)
+    write_report(text, "regressor_budget.md")
 
 
 if __name__ == "__main__":

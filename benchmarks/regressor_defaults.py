@@ -12,20 +12,17 @@ Configurations: the defaults, then each of ``loss`` ∈ {crps, nll, mse}, ``n_he
 ``max_epochs`` ∈ {20, 40, 80} changed alone. Writes
 ``benchmarks/results/regressor_defaults.md``.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/regressor_defaults.py [--splits 5]``.
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.regressor_defaults [--splits 5]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import platform
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from provenance import short_commit
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import RidgeCV
 from sklearn.metrics import r2_score
@@ -34,7 +31,8 @@ from sklearn.model_selection import train_test_split
 from levy_sklearn.metrics import gaussian_crps, spearman_uncertainty
 from levy_sklearn.regressor import LevyAttentionRegressor
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import short_commit, stamp, write_report
+
 DEFAULTS = {
     "loss": "crps",
     "n_heads": 4,
@@ -145,10 +143,10 @@ def main() -> None:
     lines = [
         "# LevyAttentionRegressor defaults: one-at-a-time sweep",
         "",
-        f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}, 1 thread, "
+        f"{stamp(commit)}, 1 thread, "
         f"{args.splits} random splits per task (the same for every configuration), "
         f"{elapsed / 60:.1f} min. Produced by `OMP_NUM_THREADS=1 python "
-        f"benchmarks/regressor_defaults.py --splits {args.splits}`.",
+        f"-m benchmarks.regressor_defaults --splits {args.splits}`.",
         "",
         f"Defaults: {DEFAULTS} (lr 5e-3, batch 64, observation_dropout "
         f"{LevyAttentionRegressor().observation_dropout}). Diabetes: 75/25 "
@@ -173,9 +171,7 @@ def main() -> None:
     ]
     lines += findings or ["- none: no alternative is better by 2 paired standard errors."]
     text = "\n".join(lines) + "\n"
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "regressor_defaults.md").write_text(text)
-    print(text)
+    write_report(text, "regressor_defaults.md")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ are scored independently).
 Writes ``benchmarks/results/scaleout.md`` (``scaleout_quick.md`` with ``--quick``: 40,000 rows,
 2,000 series, for a check that everything runs).
 
-Run: ``python benchmarks/scaleout.py [--quick] [--rows N] [--series N] [--check N]``.
+Run: ``python -m benchmarks.scaleout [--quick] [--rows N] [--series N] [--check N]``.
 """
 
 from __future__ import annotations
@@ -32,28 +32,22 @@ import argparse
 import copy
 import importlib
 import os
-import platform
 import resource
-import sys
 import time
-from pathlib import Path
 
 import dask
 import dask.array as da
 import numpy as np
 import pandas as pd
-import psutil
 import torch
 from distributed import Client, LocalCluster
-from provenance import short_commit
 
 from levy_sklearn import LevyAttentionRegressor, LevyForecaster
 from levy_sklearn.scaleout import predict_blocks, predict_panel
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from memory import GIB, irregular_panel  # noqa: E402
+from ._common import GIB, machine_line, short_commit, write_report
+from .memory import irregular_panel
 
-RESULTS = Path(__file__).resolve().parent / "results"
 N_FEATURES = 10
 # Row blocks of the regressor and partitions of the forecaster's panel: the same work for
 # 1 and 2 workers, in pieces enough to balance the load.
@@ -165,16 +159,14 @@ def machine(load: float) -> str:
     """The machine, the versions and the commit measured."""
     commit = short_commit() or "unknown"
     return (
-        f"Machine: {platform.machine()}, {psutil.cpu_count()} CPUs, "
-        f"{psutil.virtual_memory().total / GIB:.0f} GiB RAM; Python "
-        f"{platform.python_version()}, torch {torch.__version__}, dask {dask.__version__}; "
+        f"{machine_line()}, dask {dask.__version__}; "
         f"commit {commit} (plus uncommitted changes, if any). The load average was "
         f"{load:.1f} when the run started: with other work on the machine, the 2-worker "
         "speed-up is understated."
     )
 
 
-def write_report(runs: list[dict], rows_n: int, series_n: int, load: float) -> str:
+def report_text(runs: list[dict], rows_n: int, series_n: int, load: float) -> str:
     units = {"regressor": "rows/s", "forecaster": "series/s"}
     lines = [
         "# Scoring on a Dask cluster",
@@ -297,10 +289,8 @@ def main() -> None:
             forecaster, y[y.index.get_level_values(0) < FIRST_NEW + n]
         ),
     )
-    report = write_report(regressor_runs + forecaster_runs, n_rows, n_series, load)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / ("scaleout_quick.md" if args.quick else "scaleout.md")).write_text(report)
-    print(report)
+    report = report_text(regressor_runs + forecaster_runs, n_rows, n_series, load)
+    write_report(report, "scaleout_quick.md" if args.quick else "scaleout.md")
 
 
 if __name__ == "__main__":

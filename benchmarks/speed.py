@@ -32,7 +32,7 @@ of ``benchmarks/clinical.py`` (default settings, 4,000 training rows), and ``pre
 case). Prints the ratios and the largest relative difference between the two paths' outputs,
 and writes ``benchmarks/results/speed_predict.md``.
 
-Run: ``python benchmarks/speed.py [--profile] [--vitals-epochs N] [--repeats N] [--floor]
+Run: ``python -m benchmarks.speed [--profile] [--vitals-epochs N] [--repeats N] [--floor]
 [--predict]``.
 """
 
@@ -41,24 +41,21 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import platform
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import torch
-from provenance import short_commit
 from sktime.datasets import load_airline
 from torch.profiler import ProfilerActivity, profile
 
 from levy_sklearn import LevyAttentionRegressor, LevyForecaster
 from levy_sklearn.datasets import make_irregular_vitals
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from ._common import short_commit, stamp, write_report
 
 
 def epochs(max_epochs: int | None) -> dict:
@@ -162,8 +159,8 @@ def floor_report(commit: str) -> list[str]:
     return [
         "# How fast can an attention regressor train here? A floor from stock torch layers",
         "",
-        f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}, 1 thread. "
-        "Produced by `OMP_NUM_THREADS=1 python benchmarks/speed.py --floor`. The regressor: "
+        f"{stamp(commit)}, 1 thread. "
+        "Produced by `OMP_NUM_THREADS=1 python -m benchmarks.speed --floor`. The regressor: "
         "`LevyAttentionRegressor(random_state=0, batch_size=B)` fitted on the 5,000 × 10 "
         "table of the main mode, CPU seconds of the whole fit over the training rows it passed "
         "through its network. The stock network: feature tokens (a linear value embedding "
@@ -183,7 +180,8 @@ def floor_report(commit: str) -> list[str]:
 def predict_cases() -> dict[str, Callable[[], object]]:
     """The two prediction steps of ``--predict``, fitted once (public API only)."""
     import pandas as pd
-    from clinical import (
+
+    from .clinical import (
         EDGES,
         MAX_TRAIN_ROWS,
         N_NEW_PATIENTS,
@@ -194,7 +192,7 @@ def predict_cases() -> dict[str, Callable[[], object]]:
         one_row_per_patient,
         ward,
     )
-    from memory import irregular_panel
+    from .memory import irregular_panel
 
     X_train, y_train, _ = lag_rows(ward(N_TRAIN_PATIENTS, seed=0), TARGET, EDGES)
     rows = np.random.default_rng(0).permutation(len(y_train))[:MAX_TRAIN_ROWS]
@@ -250,13 +248,13 @@ def predict_report(commit: str, repeats: int) -> list[str]:
     return [
         "# Prediction: inference batches by memory (issue 30, item 3)",
         "",
-        f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}, 1 thread; "
+        f"{stamp(commit)}, 1 thread; "
         f"median of {repeats} repeats after a warm-up, the two paths in turn in one process "
         "(alternating which goes first). "
         "Before: the network fed `batch_size` rows a batch (64 for the regressor, 32 for the "
         "forecaster); after: as many rows as keep a batch within "
         f"`PREDICT_BATCH_BYTES` = {budget / 2**20:g} MiB. Produced by `OMP_NUM_THREADS=1 python"
-        " benchmarks/speed.py" + "".join(f" {a}" for a in sys.argv[1:]) + "`.",
+        " -m benchmarks.speed" + "".join(f" {a}" for a in sys.argv[1:]) + "`.",
         "",
         "| prediction | before (s) | after (s) | before / after | largest relative difference |",
         "|---|---|---|---|---|",
@@ -301,13 +299,12 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     commit = short_commit()
-    RESULTS.mkdir(exist_ok=True)
     if args.floor:
-        (RESULTS / "speed_floor.md").write_text("\n".join(floor_report(commit)))
+        write_report("\n".join(floor_report(commit)), "speed_floor.md", echo=False)
         return
     if args.predict:
         report = predict_report(commit, max(args.repeats, 7))
-        (RESULTS / "speed_predict.md").write_text("\n".join(report))
+        write_report("\n".join(report), "speed_predict.md", echo=False)
         return
     runs = {
         "airline fit": (airline, None, 10),
@@ -335,11 +332,11 @@ def main() -> None:
     lines = [
         "# Training throughput at defaults",
         "",
-        f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}, 1 thread"
+        f"{stamp(commit)}, 1 thread"
         + (f", vitals for {args.vitals_epochs} epoch(s)" if args.vitals_epochs else "")
         + f"; each run timed {args.repeats} time(s) in turn: the fastest (wall, CPU), the slowest"
         + " and the load average before the fastest. Produced by `OMP_NUM_THREADS=1 python"
-        + " benchmarks/speed.py"
+        + " -m benchmarks.speed"
         + "".join(f" {a}" for a in sys.argv[1:])
         + "`.",
         "",
@@ -350,7 +347,7 @@ def main() -> None:
         "",
         *tables,
     ]
-    (RESULTS / "speed.md").write_text("\n".join(lines))
+    write_report("\n".join(lines), "speed.md", echo=False)
 
 
 if __name__ == "__main__":

@@ -77,8 +77,8 @@ process (remifentanil) also pays torch's one-off start-up cost of about 2 s.
 
 Run::
 
-    OMP_NUM_THREADS=1 python benchmarks/zero_shot.py --label before
-    OMP_NUM_THREADS=1 python benchmarks/zero_shot.py --report
+    OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --label before
+    OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --report
 """
 
 from __future__ import annotations
@@ -95,7 +95,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from provenance import git, short_commit
 from scipy import stats
 
 from levy_sklearn.datasets import (
@@ -106,6 +105,8 @@ from levy_sklearn.datasets import (
 )
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.metrics import spearman_uncertainty
+
+from ._common import RESULTS, git, short_commit, write_report
 
 # LevyForecaster's settings, the same for every panel and for the "before" and "after" runs:
 # the defaults, spelled out so that a later change of a default cannot slip into the
@@ -126,7 +127,6 @@ PANELS = ["remifentanil", "theoph", "quinidine", "glucose", "vitals"]
 # Defaults are chosen on data this report does not show: the Phenobarb panel, and the other
 # panels split with seeds other than the reported ones (see --ablation).
 ABLATION_PANELS = [*PANELS, "phenobarb"]
-RESULTS = Path(__file__).resolve().parent / "results"
 RUNS = RESULTS / "zero_shot_runs"
 ABLATION_RUNS = RESULTS / "zero_shot_ablation"
 REPORTED_SEEDS = {0, 1, 2}
@@ -711,7 +711,7 @@ def run(
         for panel in load_panels(seed, names):
             panels.setdefault(panel.name, {})[str(seed)] = run_panel(panel, seed, params, peers)
     command = (
-        f"OMP_NUM_THREADS=1 python benchmarks/zero_shot.py --label {label} "
+        f"OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --label {label} "
         f"--seeds {' '.join(map(str, seeds))}"
     )
     if ablation is not None:
@@ -964,7 +964,7 @@ def report() -> Path:
     for record in runs:
         lines.append(f"* `{record['command']}` (run `{record['label']}`)")
     lines += [
-        "* `OMP_NUM_THREADS=1 python benchmarks/zero_shot.py --report` (this file and the plot)",
+        "* `OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --report` (this file and the plot)",
         "",
         "| run | commit | library edited | created (UTC) | CPU s | wall s | torch | machine |",
         "|:--|:--|:--|:--|--:|--:|:--|:--|",
@@ -1016,9 +1016,7 @@ def report() -> Path:
                     lines.append(f"* run `{r['label']}`, seed {seed}: failed: {failure}")
         lines.append("")
     plot(tables, RESULTS / "zero_shot_coverage.png")
-    out = RESULTS / "zero_shot.md"
-    out.write_text("\n".join(lines).rstrip() + "\n")
-    return out
+    return write_report("\n".join(lines).rstrip() + "\n", "zero_shot.md", echo=False)
 
 
 def ablation_report() -> Path:
@@ -1066,9 +1064,7 @@ def ablation_report() -> Path:
         lines += [f"## {panel}", "", markdown(table), ""]
     for r in runs:
         lines += verdict_section(runs, r["label"])
-    out = RESULTS / "zero_shot_ablation.md"
-    out.write_text("\n".join(lines).rstrip() + "\n")
-    return out
+    return write_report("\n".join(lines).rstrip() + "\n", "zero_shot_ablation.md", echo=False)
 
 
 def main() -> None:

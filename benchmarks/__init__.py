@@ -1,0 +1,1 @@
+"""Benchmarks of levy-sklearn, run from the repository root as ``python -m benchmarks.<name>``."""

@@ -1,0 +1,128 @@
+"""What the benchmark scripts share: where reports go, the commit and machine they record,
+writing a report, and the classical forecasters that serve as peers.
+
+Nothing here changes what a report says; each script still composes its own text. The
+hand-kept ``results/*_notes.md`` files are never written here or by any script.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: The folder every report, CSV and figure is written to.
+RESULTS = Path(__file__).resolve().parent / "results"
+GIB = 2.0**30
+
+
+# --------------------------------------------------------------------------- provenance
+def git(*args: str) -> str:
+    """Standard output of ``git *args`` run in this checkout (empty outside a repository)."""
+    return subprocess.run(
+        ["git", *args], capture_output=True, text=True, check=False, cwd=RESULTS.parent
+    ).stdout
+
+
+def short_commit() -> str:
+    """The checked-out commit, abbreviated (empty outside a repository)."""
+    return git("rev-parse", "--short", "HEAD").strip()
+
+
+def stamp(commit: str) -> str:
+    """The start of a report's provenance line: commit, torch version and processor."""
+    import torch
+
+    return f"commit `{commit}`, torch {torch.__version__}, {platform.machine()}"
+
+
+def machine_line() -> str:
+    """The machine and versions a memory or throughput report records."""
+    import psutil
+    import torch
+
+    return (
+        f"Machine: {platform.machine()}, {psutil.cpu_count()} CPUs, "
+        f"{psutil.virtual_memory().total / GIB:.0f} GiB RAM; Python "
+        f"{platform.python_version()}, torch {torch.__version__}"
+    )
+
+
+# --------------------------------------------------------------------------- reports
+def write_report(text: str, name: str | Path, *, echo: bool = True) -> Path:
+    """Write a generated report: ``name`` in :data:`RESULTS`, or the path given; print it too
+    unless ``echo`` is false. The whole file is replaced."""
+    path = name if isinstance(name, Path) else RESULTS / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    if echo:
+        print(text)
+    return path
+
+
+# --------------------------------------------------------------------------- peers
+#: The classical forecasters of ``forecasters.py`` and ``fold_coverage.py``.
+PEERS = ("AutoARIMA", "AutoETS", "AutoTheta", "ARAR", "Naive")
+
+
+def make_peer(name: str, sp: int):
+    """A classical forecaster; the seasonal models get ``sp`` only for monthly data."""
+    from sktime.forecasting.arar import ARARForecaster
+    from sktime.forecasting.naive import NaiveForecaster
+    from sktime.forecasting.statsforecast import (
+        StatsForecastAutoARIMA,
+        StatsForecastAutoETS,
+        StatsForecastAutoTheta,
+    )
+
+    season = sp if sp == 12 else 1
+    return {
+        "AutoARIMA": lambda: StatsForecastAutoARIMA(sp=season),
+        "AutoETS": lambda: StatsForecastAutoETS(season_length=season),
+        "AutoTheta": lambda: StatsForecastAutoTheta(season_length=season),
+        "ARAR": ARARForecaster,
+        "Naive": lambda: NaiveForecaster(strategy="last", sp=sp),
+    }[name]()
+
+
+def splitter(y: pd.Series, initial: int, step: int, horizon: int, folds: int | None = None):
+    """The expanding window of the backtests: every fold, or only the last ``folds``."""
+    from sktime.split import ExpandingWindowSplitter
+
+    n_folds = (len(y) - initial - horizon) // step + 1
+    if folds is not None:  # the last folds (quick runs)
+        initial += (n_folds - folds) * step
+    return ExpandingWindowSplitter(
+        fh=list(range(1, horizon + 1)), initial_window=initial, step_length=step
+    )
+
+
+def backtest(forecaster, y: pd.Series, initial: int, step: int, horizon: int, folds=None):
+    """sktime ``evaluate`` on an expanding window; per-fold scores and the total run time."""
+    from sktime.forecasting.model_evaluation import evaluate
+    from sktime.performance_metrics.forecasting import MeanAbsoluteError
+    from sktime.performance_metrics.forecasting.probabilistic import CRPS, EmpiricalCoverage
+
+    cv = splitter(y, initial, step, horizon, folds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = evaluate(
+            forecaster,
+            cv=cv,
+            y=y,
+            scoring=[CRPS(), MeanAbsoluteError(), EmpiricalCoverage(coverage=0.9)],
+            error_score="raise",
+        )
+    return pd.DataFrame(
+        {
+            "fold": np.arange(len(r)),
+            "crps": r["test_CRPS"].to_numpy(float),
+            "mae": r["test_MeanAbsoluteError"].to_numpy(float),
+            "cov90": r["test_EmpiricalCoverage"].to_numpy(float),
+            "seconds": (r["fit_time"] + r["pred_time"]).to_numpy(float),
+        }
+    )
