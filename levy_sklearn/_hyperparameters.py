@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
 from .network import ATTENTION_KINDS
-from .training import LOSSES, epoch_budget
+from .training import LOSSES, NetworkSpec, TrainingSpec, epoch_budget
 
 # Torch seeds are drawn below this bound (the scikit-learn convention for derived seeds).
 _MAX_SEED = np.iinfo(np.int32).max
@@ -215,12 +215,49 @@ class LevyHyperparameters:
             )
         return problems
 
-    def _epochs_for(self, n_rows: int) -> int:
-        """Epochs to continue training on ``n_rows`` rows (windows): ``max_epochs`` within
-        ``max_steps`` (see :func:`~levy_sklearn.training.epoch_budget`), as a fresh fit gets
-        them from ``make_levy_net``."""
+    def _network_spec(self, n_channels: int, n_targets: int, **resolved: Any) -> NetworkSpec:
+        """The network of one fit: the shared hyperparameters, ``observation_dropout`` as
+        the network's ``token_dropout``, and ``resolved`` (the front-end's own options and
+        every ``"auto"`` decided for its data, e.g. ``n_layers``)."""
+        shared = {
+            "d_model": self.d_model,
+            "n_heads": self.n_heads,
+            "n_windowed_heads": self.n_windowed_heads,
+            "n_layers": self.n_layers,
+            "attention": self.attention,
+            "dropout": self.dropout,
+            "token_dropout": float(self.observation_dropout),
+        }
+        return NetworkSpec(n_channels=n_channels, n_targets=n_targets, **(shared | resolved))
+
+    def _training_spec(self, seed: int, n_rows: int, **resolved: Any) -> TrainingSpec:
+        """The training run of one fit on ``n_rows`` rows (windows): the shared
+        hyperparameters, ``max_epochs`` within ``max_steps`` (see :meth:`_epochs_for`), and
+        ``resolved`` (the front-end's recipe and decisions, e.g. no validation split on too
+        few rows)."""
+        validation_fraction = resolved.pop("validation_fraction", self.validation_fraction)
+        return TrainingSpec(
+            loss=self.loss,
+            lr=self.lr,
+            weight_decay=self.weight_decay,
+            epochs=self._epochs_for(n_rows, validation_fraction),
+            batch_size=self.batch_size,
+            validation_fraction=validation_fraction,
+            patience=self.patience,
+            device=self.device,
+            seed=seed,
+            verbose=self.verbose,
+            **resolved,
+        )
+
+    def _epochs_for(self, n_rows: int, validation_fraction: float | None = None) -> int:
+        """Epochs of a fit or further training on ``n_rows`` rows (windows): ``max_epochs``
+        within ``max_steps`` (see :func:`~levy_sklearn.training.epoch_budget`), with this
+        ``validation_fraction`` held out (the hyperparameter's by default)."""
+        if validation_fraction is None:
+            validation_fraction = self.validation_fraction
         return epoch_budget(
-            n_rows, self.batch_size, self.max_epochs, self.max_steps, self.validation_fraction
+            n_rows, self.batch_size, self.max_epochs, self.max_steps, validation_fraction
         )
 
     def _draw_seed(self) -> int:

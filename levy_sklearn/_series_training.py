@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ._time_axis import TimeAxis
-from .training import NET_PARAMS, LevyNeuralNet, fit_levy_net, make_levy_net
+from .training import LevyNeuralNet, fit_levy_net, make_levy_net
 from .uncertainty import (
     LeadCalibration,
     calibrate,
@@ -222,18 +222,20 @@ def train_network(
         )
     axis = spec.axis
     net = make_levy_net(
-        n_channels=n_channels,
-        n_targets=n_channels,
-        **{name: getattr(forecaster, name) for name in NET_PARAMS if name != "random_state"},
-        random_state=seed,
-        bandwidth=1.0,
-        lookback=max(axis.context_span / 2, 1.0),
-        n_lags=spec.lags,
-        n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
-        lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() else 1.0,
-        token_dropout=spec.observation_dropout,
-        recipe="windows",
-        n_rows=len(windows.targets),
+        forecaster._network_spec(
+            n_channels,
+            n_channels,
+            bandwidth=1.0,
+            lookback=max(axis.context_span / 2, 1.0),
+            n_lags=spec.lags,
+            n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
+        ),
+        forecaster._training_spec(
+            seed,
+            len(windows.targets),
+            recipe="windows",
+            lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() else 1.0,
+        ),
     )
     return fit_levy_net(net, windows.tokens, windows.targets.astype(np.float32), seed)
 

@@ -32,7 +32,6 @@ from .conformal import ConformalIntervals, GaussianIntervals, Intervals
 from .network import VALUE_EMBEDDINGS
 from .tokens import tokens_from_rows
 from .training import (
-    NET_PARAMS,
     SAMPLE_WEIGHT,
     LevyNeuralNet,
     continue_levy_net,
@@ -406,23 +405,21 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             )
             self.__dict__.pop("conformal_", None)
             return self
-        params = {name: getattr(self, name) for name in NET_PARAMS}
-        params["random_state"] = seed
         self.n_layers_, self.value_embedding_ = self._architecture(len(X))
-        params["n_layers"] = self.n_layers_
+        resolved = {}
         n_valid = math.ceil(self.validation_fraction * len(X))
         if n_valid < _MIN_VALIDATION_ROWS or len(X) - n_valid < 1:
-            params["validation_fraction"] = 0.0
+            resolved["validation_fraction"] = 0.0
         net = make_levy_net(
-            n_channels=X.shape[1],
-            n_targets=self.n_targets_,
-            positional_keys=bool(self.positional_keys),
-            token_dropout=float(self.observation_dropout),
-            noise_head=bool(self.noise_head),
-            value_embedding=self.value_embedding_,
-            recipe="rows",
-            n_rows=len(X),
-            **params,
+            self._network_spec(
+                X.shape[1],
+                self.n_targets_,
+                n_layers=self.n_layers_,
+                positional_keys=bool(self.positional_keys),
+                noise_head=bool(self.noise_head),
+                value_embedding=self.value_embedding_,
+            ),
+            self._training_spec(seed, len(X), recipe="rows", **resolved),
         )
         self.net_: LevyNeuralNet = fit_levy_net(net, tokens, target, seed)
         return self

@@ -12,6 +12,7 @@ import math
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -26,9 +27,18 @@ from torch.utils.data import default_convert
 from .network import LevyNet, LevyNetOutput
 from .tokens import take_tokens
 
-# What a user calls: the skorch net for a LevyNet of one's own, its loss and the progress bar
-# of verbose=1. The rest is the front-ends' shared plumbing, importable but not promised.
-__all__ = ["FitProgressBar", "GaussianScore", "LevyNeuralNet"]
+# What a user calls: the skorch net for a LevyNet of one's own (built from the two specs, as
+# the FAQ's multi-GPU recipe does), its loss and the progress bar of verbose=1. The rest is
+# the front-ends' shared plumbing, importable but not promised.
+__all__ = [
+    "FitProgressBar",
+    "GaussianScore",
+    "LevyNeuralNet",
+    "NetworkSpec",
+    "TrainingSpec",
+    "fit_levy_net",
+    "make_levy_net",
+]
 
 #: Training objectives (``loss``): closed-form Gaussian CRPS, Gaussian negative
 #: log-likelihood, β-NLL (the NLL weighted by ``stop_gradient(σ^{2β})``, β = 0.5), or squared
@@ -36,28 +46,7 @@ __all__ = ["FitProgressBar", "GaussianScore", "LevyNeuralNet"]
 LOSSES = ("crps", "nll", "beta_nll", "mse")
 # β of the β-NLL (Seitzer et al., 2022): 0.5 balances NLL's neglect of badly fitted points.
 _BETA_NLL = 0.5
-#: The flat hyperparameters both front-ends expose and pass to :func:`make_levy_net`
-#: unchanged.
-NET_PARAMS = (
-    "d_model",
-    "n_heads",
-    "n_windowed_heads",
-    "n_layers",
-    "attention",
-    "dropout",
-    "loss",
-    "lr",
-    "max_epochs",
-    "max_steps",
-    "batch_size",
-    "validation_fraction",
-    "patience",
-    "weight_decay",
-    "device",
-    "random_state",
-    "verbose",
-)
-#: Training recipes (``recipe`` of :func:`make_levy_net`), each tuned for its inputs.
+#: Training recipes (``recipe`` of :class:`TrainingSpec`), each tuned for its inputs.
 #: ``"rows"`` (tables, :class:`~levy_sklearn.regressor.LevyAttentionRegressor`): the output
 #: heads start at rates spread over three decades, and the log-scale scalars of the Lévy
 #: layers train at 10 times ``lr``. ``"windows"`` (series windows,
@@ -692,96 +681,109 @@ def epoch_budget(
     return max(1, min(max_epochs, max_steps // steps_per_epoch))
 
 
-def make_levy_net(
-    *,
-    n_channels: int,
-    n_targets: int,
-    d_model: int,
-    n_heads: int,
-    n_windowed_heads: int,
-    n_layers: int,
-    attention: str,
-    dropout: float,
-    loss: str,
-    lr: float,
-    max_epochs: int,
-    batch_size: int,
-    validation_fraction: float,
-    patience: int | None,
-    weight_decay: float,
-    device: str,
-    random_state: int | None,
-    verbose: int,
-    max_steps: int | None = None,
-    n_rows: int | None = None,
-    recipe: str = "windows",
-    bandwidth: float = 1.0,
-    lookback: float = 4.0,
-    positional_keys: bool = False,
-    token_dropout: float = 0.0,
-    noise_head: bool = False,
-    value_embedding: str = "linear",
-    n_lags: int = 0,
-    n_lag_horizons: int = 1,
-    lags_lr: float = 1.0,
-) -> LevyNeuralNet:
-    """Build (not train) the skorch net for given flat hyperparameters.
-
-    Adam with cosine-annealed learning rate; with ``validation_fraction > 0`` skorch holds
-    that share out (seeded) and, when ``patience`` is set, stops early on the validation loss
-    and restores the best weights.
+@dataclass(frozen=True)
+class NetworkSpec:
+    """The :class:`~levy_sklearn.network.LevyNet` a fit builds, resolved once by the
+    front-end (its hyperparameters with every ``"auto"`` decided for the data).
 
     Parameters
     ----------
     n_channels, n_targets : int
-        Observation channels and query channels of the :class:`~levy_sklearn.network.LevyNet`.
+        Observation channels and query channels.
     d_model, n_heads, n_windowed_heads, n_layers : int
-        Size of the network (see :class:`~levy_sklearn.network.LevyNet`).
+        Size of the network.
     attention : {"levy", "softmax"}
         Lévy attention or the softmax twin.
     dropout : float
         Dropout in the residual branches.
+    bandwidth, lookback : float, default=1.0, 4.0
+        Initial mollifier bandwidth and look-back of the Lévy heads.
+    positional_keys : bool, default=False
+    token_dropout : float, default=0.0
+        Share of training rows whose observed tokens are thinned at random (the front-ends'
+        ``observation_dropout``).
+    noise_head : bool, default=False
+    value_embedding : {"linear", "periodic"}, default="linear"
+    n_lags, n_lag_horizons : int, default=0, 1
+        Order and horizons of the linear autoregression added to the mean (``0`` lags:
+        none). See :class:`~levy_sklearn.network.LevyNet` for each.
+    """
+
+    n_channels: int
+    n_targets: int
+    d_model: int
+    n_heads: int
+    n_windowed_heads: int
+    n_layers: int
+    attention: str
+    dropout: float
+    bandwidth: float = 1.0
+    lookback: float = 4.0
+    positional_keys: bool = False
+    token_dropout: float = 0.0
+    noise_head: bool = False
+    value_embedding: str = "linear"
+    n_lags: int = 0
+    n_lag_horizons: int = 1
+
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    """How a fit trains its network, resolved once by the front-end.
+
+    Parameters
+    ----------
     loss : {"crps", "nll", "beta_nll", "mse"}
         Training objective (see :class:`GaussianScore`).
     lr, weight_decay : float
-        AdamW learning rate (cosine-annealed over ``max_epochs``) and weight decay.
-    max_epochs, batch_size : int
-        Passes over the data and rows per step.
+        AdamW learning rate (cosine-annealed over the epochs) and weight decay.
+    epochs : int
+        Passes over the data (``max_epochs`` within ``max_steps``, see
+        :func:`epoch_budget`).
+    batch_size : int
+        Rows per step.
     validation_fraction : float
-        Share held out for early stopping; ``0`` trains on every row.
+        Share held out (seeded) for early stopping; ``0`` trains on every row.
     patience : int or None
         Epochs without improvement before stopping; ``None`` never stops early.
     device : str
         Torch device.
-    random_state : int or None
+    seed : int or None
         Seeds the validation split (the rest is seeded by :func:`fit_levy_net`).
     verbose : int
         ``0``: silent. ``> 0``: a progress bar over the whole fit with the time left on
         ``stderr`` (see :class:`FitProgressBar`) and skorch's per-epoch table on ``stdout``.
-    max_steps : int, optional
-        With ``n_rows``, train for fewer than ``max_epochs`` epochs where they would take
-        more than this many optimizer steps (see :func:`epoch_budget`).
-    n_rows : int, optional
-        Rows (windows) the net will be fitted on.
     recipe : {"rows", "windows"}, default="windows"
         The training recipe (see :data:`RECIPES`).
-    bandwidth, lookback : float, default=1.0, 4.0
-        Initial mollifier bandwidth and look-back of the Lévy heads.
-    positional_keys : bool, default=False
-        See :class:`~levy_sklearn.network.LevyNet`.
-    token_dropout : float, default=0.0
-        Share of training rows whose observed tokens are thinned at random (see
-        :class:`~levy_sklearn.network.LevyNet`).
-    noise_head : bool, default=False
-        Add the learned noise variance to the Lévy variance (see
-        :class:`~levy_sklearn.network.LevyNet`).
-    value_embedding : {"linear", "periodic"}, default="linear"
-        How token values are embedded (see :class:`~levy_sklearn.network.LevyNet`).
-    n_lags, n_lag_horizons : int, default=0, 1
-        Order and horizons of the linear autoregression added to the mean (see
-        :class:`~levy_sklearn.network.LinearLags`); ``0`` lags: none.
     lags_lr : float, default=1.0
         The autoregression's weights learn at this multiple of ``lr``.
+    """
+
+    loss: str
+    lr: float
+    weight_decay: float
+    epochs: int
+    batch_size: int
+    validation_fraction: float
+    patience: int | None
+    device: str
+    seed: int | None
+    verbose: int
+    recipe: str = "windows"
+    lags_lr: float = 1.0
+
+
+def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet:
+    """Build (not train) the skorch net of a network and a training spec.
+
+    AdamW with a cosine-annealed learning rate; with ``validation_fraction > 0`` skorch
+    holds that share out (seeded) and, when ``patience`` is set, stops early on the
+    validation loss and restores the best weights.
+
+    Parameters
+    ----------
+    network : NetworkSpec
+    training : TrainingSpec
 
     Returns
     -------
@@ -790,68 +792,56 @@ def make_levy_net(
 
     Examples
     --------
-    >>> from levy_sklearn.training import make_levy_net
+    >>> from levy_sklearn.training import NetworkSpec, TrainingSpec, make_levy_net
     >>> net = make_levy_net(
-    ...     n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0, n_layers=0,
-    ...     attention="levy", dropout=0.0, loss="crps", lr=1e-2, max_epochs=2, batch_size=32,
-    ...     validation_fraction=0.0, patience=None, weight_decay=0.0, device="cpu",
-    ...     random_state=0, verbose=0)
+    ...     NetworkSpec(n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0,
+    ...                 n_layers=0, attention="levy", dropout=0.0),
+    ...     TrainingSpec(loss="crps", lr=1e-2, weight_decay=0.0, epochs=2, batch_size=32,
+    ...                  validation_fraction=0.0, patience=None, device="cpu", seed=0,
+    ...                  verbose=0))
     >>> net.max_epochs, net.criterion__loss, net.initialized_
     (2, 'crps', False)
     """
-    if recipe not in RECIPES:
-        raise ValueError(f"recipe={recipe!r} must be one of {RECIPES}.")
-    if n_rows is not None:
-        max_epochs = epoch_budget(n_rows, batch_size, max_epochs, max_steps, validation_fraction)
+    run = training
+    if run.recipe not in RECIPES:
+        raise ValueError(f"recipe={run.recipe!r} must be one of {RECIPES}.")
     rate: float | list[float] = 1.0
     param_groups = []
-    if recipe == "rows":
+    if run.recipe == "rows":
         # Output heads start at rates 1 … 1000: some where evidence is plentiful (precise
         # means), some where it is scarce (σ that tracks how much of the row was seen).
-        rate = np.logspace(0, 3, n_heads).tolist()
+        rate = np.logspace(0, 3, network.n_heads).tolist()
         # The Lévy layer's positive scalars (rate, sharpness, bandwidth, look-back) live on
         # the log scale, where Adam's steps of about ``lr`` would take thousands of steps to
         # move a rate by a factor of 10; they get a larger learning rate.
-        param_groups = [("*log_*", {"lr": _LOG_PARAM_LR * lr})]
-    if n_lags > 0 and lags_lr != 1:
-        param_groups.append(("lags.*", {"lr": lags_lr * lr}))
+        param_groups = [("*log_*", {"lr": _LOG_PARAM_LR * run.lr})]
+    if network.n_lags > 0 and run.lags_lr != 1:
+        param_groups.append(("lags.*", {"lr": run.lags_lr * run.lr}))
     callbacks: list[tuple[str, Any]] = [
-        ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(max_epochs, 1))),
+        ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(run.epochs, 1))),
         ("progress", FitProgressBar()),
     ]
     split = None
-    if validation_fraction > 0:
-        split = ValidSplit(validation_fraction, random_state=random_state)
-        if patience is not None:
-            callbacks.append(("early_stopping", EarlyStopping(patience=patience, load_best=True)))
+    if run.validation_fraction > 0:
+        split = ValidSplit(run.validation_fraction, random_state=run.seed)
+        if run.patience is not None:
+            callbacks.append(
+                ("early_stopping", EarlyStopping(patience=run.patience, load_best=True))
+            )
+    module = {f"module__{name}": value for name, value in asdict(network).items()}
     return LevyNeuralNet(
         module=LevyNet,
-        module__n_channels=n_channels,
-        module__n_targets=n_targets,
-        module__d_model=d_model,
-        module__n_heads=n_heads,
-        module__n_windowed_heads=n_windowed_heads,
-        module__n_layers=n_layers,
-        module__attention=attention,
-        module__dropout=dropout,
-        module__bandwidth=bandwidth,
-        module__lookback=lookback,
+        **module,
         module__rate=rate,
-        module__positional_keys=positional_keys,
-        module__token_dropout=token_dropout,
-        module__noise_head=noise_head,
-        module__value_embedding=value_embedding,
-        module__n_lags=n_lags,
-        module__n_lag_horizons=n_lag_horizons,
         criterion=GaussianScore,
-        criterion__loss=loss,
+        criterion__loss=run.loss,
         optimizer=torch.optim.AdamW,
-        optimizer__weight_decay=weight_decay,
+        optimizer__weight_decay=run.weight_decay,
         optimizer__foreach=True,
         optimizer__param_groups=param_groups,
-        lr=lr,
-        max_epochs=max_epochs,
-        batch_size=batch_size,
+        lr=run.lr,
+        max_epochs=run.epochs,
+        batch_size=run.batch_size,
         train_split=split,
         callbacks=callbacks,
         # Batches are indexed whole and only converted to tensors (see TokenDataset).
@@ -860,8 +850,8 @@ def make_levy_net(
         iterator_valid__collate_fn=default_convert,
         # Shuffling draws from torch's global RNG, which fit_levy_net seeds.
         iterator_train__shuffle=True,
-        device=check_device(device),
-        verbose=verbose,
+        device=check_device(run.device),
+        verbose=run.verbose,
         # With verbose > 0 skorch's epoch table is printed above the progress bar.
         callbacks__print_log=EpochTable,
     )
@@ -900,16 +890,17 @@ def fit_levy_net(
     --------
     >>> import numpy as np
     >>> from levy_sklearn.tokens import tokens_from_rows
-    >>> from levy_sklearn.training import fit_levy_net, make_levy_net
+    >>> from levy_sklearn.training import (NetworkSpec, TrainingSpec, fit_levy_net,
+    ...                                    make_levy_net)
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> tokens, y = tokens_from_rows(X), X[:, :1].astype(np.float32)
+    >>> network = NetworkSpec(n_channels=3, n_targets=1, d_model=8, n_heads=2,
+    ...                       n_windowed_heads=0, n_layers=0, attention="levy", dropout=0.0)
+    >>> training = TrainingSpec(loss="crps", lr=1e-2, weight_decay=0.0, epochs=2,
+    ...                         batch_size=32, validation_fraction=0.0, patience=None,
+    ...                         device="cpu", seed=0, verbose=0)
     >>> def trained():
-    ...     net = make_levy_net(
-    ...         n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0,
-    ...         n_layers=0, attention="levy", dropout=0.0, loss="crps", lr=1e-2,
-    ...         max_epochs=2, batch_size=32, validation_fraction=0.0, patience=None,
-    ...         weight_decay=0.0, device="cpu", random_state=0, verbose=0)
-    ...     return fit_levy_net(net, tokens, y, random_state=0)
+    ...     return fit_levy_net(make_levy_net(network, training), tokens, y, random_state=0)
     >>> a, b = trained().predict_moments(tokens), trained().predict_moments(tokens)
     >>> bool(np.array_equal(a.mean, b.mean))  # same seed, same model
     True
@@ -965,14 +956,16 @@ def continue_levy_net(
     --------
     >>> import numpy as np
     >>> from levy_sklearn.tokens import tokens_from_rows
-    >>> from levy_sklearn.training import continue_levy_net, fit_levy_net, make_levy_net
+    >>> from levy_sklearn.training import (NetworkSpec, TrainingSpec, continue_levy_net,
+    ...                                    fit_levy_net, make_levy_net)
     >>> X = np.random.default_rng(0).normal(size=(50, 3))
     >>> tokens, y = tokens_from_rows(X), X[:, :1].astype(np.float32)
     >>> net = fit_levy_net(make_levy_net(
-    ...     n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0, n_layers=0,
-    ...     attention="levy", dropout=0.0, loss="crps", lr=1e-2, max_epochs=2, batch_size=32,
-    ...     validation_fraction=0.0, patience=None, weight_decay=0.0, device="cpu",
-    ...     random_state=0, verbose=0), tokens, y, random_state=0)
+    ...     NetworkSpec(n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0,
+    ...                 n_layers=0, attention="levy", dropout=0.0),
+    ...     TrainingSpec(loss="crps", lr=1e-2, weight_decay=0.0, epochs=2, batch_size=32,
+    ...                  validation_fraction=0.0, patience=None, device="cpu", seed=0,
+    ...                  verbose=0)), tokens, y, random_state=0)
     >>> more = continue_levy_net(net, tokens, y, random_state=0, epochs=3)
     >>> len(net.history), len(more.history), more.module_.readout_bias.dtype
     (2, 5, torch.float64)

@@ -14,7 +14,13 @@ from levy_sklearn import regressor as regressor_module
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.tokens import tokens_from_rows
-from levy_sklearn.training import LevyNeuralNet, fit_levy_net, make_levy_net
+from levy_sklearn.training import (
+    LevyNeuralNet,
+    NetworkSpec,
+    TrainingSpec,
+    fit_levy_net,
+    make_levy_net,
+)
 
 torch.set_num_threads(1)
 
@@ -91,25 +97,15 @@ def test_accelerate_mixin_trains_the_levy_net_on_cpu(tmp_path):
     X, y = table()
     tokens = tokens_from_rows((X - np.nanmean(X, 0)) / np.nanstd(X, 0))
     target = ((y - y.mean()) / y.std())[:, None].astype(np.float32)
-    params = {
-        "d_model": 8,
-        "n_heads": 2,
-        "n_windowed_heads": 0,
-        "n_layers": 1,
-        "attention": "levy",
-        "dropout": 0.0,
-        "loss": "crps",
-        "lr": 1e-2,
-        "max_epochs": 5,
-        "batch_size": 32,
-        "validation_fraction": 0.0,
-        "patience": None,
-        "weight_decay": 0.0,
-        "device": "cpu",
-        "random_state": 0,
-        "verbose": 0,
-    }
-    template = make_levy_net(n_channels=3, n_targets=1, **params)
+    network = NetworkSpec(
+        n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0, n_layers=1,
+        attention="levy", dropout=0.0,
+    )  # fmt: skip
+    training = TrainingSpec(
+        loss="crps", lr=1e-2, weight_decay=0.0, epochs=5, batch_size=32,
+        validation_fraction=0.0, patience=None, device="cpu", seed=0, verbose=0,
+    )  # fmt: skip
+    template = make_levy_net(network, training)
     net = AcceleratedLevyNet(
         **{**template.get_params(deep=False), "device": None},  # accelerate places the model
         accelerator=accelerate.Accelerator(cpu=True),
@@ -122,7 +118,7 @@ def test_accelerate_mixin_trains_the_levy_net_on_cpu(tmp_path):
     assert (out.variance > 0).all()
     # What multi-GPU training hands on: parameters, loaded into a plain net for inference.
     net.save_params(f_params=tmp_path / "params.pt")
-    plain = make_levy_net(n_channels=3, n_targets=1, **params).initialize()
+    plain = make_levy_net(network, training).initialize()
     plain.module_.double()
     plain.load_params(f_params=tmp_path / "params.pt")
     np.testing.assert_array_equal(plain.predict_moments(tokens).mean, out.mean)

@@ -2,6 +2,7 @@
 
 import pickle
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -14,28 +15,23 @@ from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.tokens import take_tokens, tokens_from_events, tokens_from_rows
 from levy_sklearn.training import (
     GaussianScore,
+    NetworkSpec,
     TokenDataset,
+    TrainingSpec,
     continue_levy_net,
     fit_levy_net,
     make_levy_net,
     seeded,
 )
 
-FAST = {
-    "d_model": 8,
-    "n_heads": 2,
-    "n_windowed_heads": 0,
-    "n_layers": 1,
-    "attention": "levy",
-    "dropout": 0.0,
-    "lr": 1e-2,
-    "max_epochs": 5,
-    "batch_size": 32,
-    "patience": None,
-    "weight_decay": 0.0,
-    "device": "cpu",
-    "verbose": 0,
-}
+NETWORK = NetworkSpec(
+    n_channels=3, n_targets=1, d_model=8, n_heads=2, n_windowed_heads=0, n_layers=1,
+    attention="levy", dropout=0.0,
+)  # fmt: skip
+TRAINING = TrainingSpec(
+    loss="crps", lr=1e-2, weight_decay=0.0, epochs=5, batch_size=32, validation_fraction=0.2,
+    patience=None, device="cpu", seed=0, verbose=0,
+)  # fmt: skip
 
 
 def data(n=120, seed=0):
@@ -45,14 +41,16 @@ def data(n=120, seed=0):
     return tokens_from_rows(X), y.astype(np.float32)
 
 
-def build(loss="crps", validation_fraction=0.2, random_state=0):
+def build(loss="crps", validation_fraction=0.2, random_state=0, verbose=0):
     return make_levy_net(
-        n_channels=3,
-        n_targets=1,
-        loss=loss,
-        validation_fraction=validation_fraction,
-        random_state=random_state,
-        **FAST,
+        NETWORK,
+        replace(
+            TRAINING,
+            loss=loss,
+            validation_fraction=validation_fraction,
+            seed=random_state,
+            verbose=verbose,
+        ),
     )
 
 
@@ -187,9 +185,9 @@ def test_mc_dropout_samples_need_dropout():
     net = fit_levy_net(build(), X, y, 0)
     with pytest.raises(ValueError, match="dropout > 0"):
         net.predict_samples(X, 3, method="mc_dropout")
-    params = {**FAST, "attention": "softmax", "dropout": 0.2}
     twin = make_levy_net(
-        n_channels=3, n_targets=1, loss="crps", validation_fraction=0.0, random_state=0, **params
+        replace(NETWORK, attention="softmax", dropout=0.2),
+        replace(TRAINING, validation_fraction=0.0),
     )
     fit_levy_net(twin, X, y, 0)
     draws = twin.predict_samples(X, 5, method="mc_dropout", random_state=0)
@@ -210,14 +208,7 @@ def test_verbose_zero_prints_nothing(capsys):
 
 def test_verbose_shows_one_bar_with_epochs_and_time_left(capsys):
     X, y = data()
-    net = make_levy_net(
-        n_channels=3,
-        n_targets=1,
-        loss="crps",
-        validation_fraction=0.2,
-        random_state=0,
-        **{**FAST, "verbose": 1},
-    )
+    net = build(verbose=1)
     fit_levy_net(net, X, y, 0)
     out = capsys.readouterr()
     # 96 training rows (3 batches of 32) + 24 validation rows (1 batch), 5 epochs.
@@ -236,14 +227,7 @@ def test_verbose_shows_one_bar_with_epochs_and_time_left(capsys):
 def test_progress_bar_does_not_change_the_fit(capsys):
     X, y = data()
     quiet = fit_levy_net(build(), X, y, 0)
-    loud = make_levy_net(
-        n_channels=3,
-        n_targets=1,
-        loss="crps",
-        validation_fraction=0.2,
-        random_state=0,
-        **{**FAST, "verbose": 1},
-    )
+    loud = build(verbose=1)
     loud = fit_levy_net(loud, X, y, 0)
     a, b = quiet.predict_moments(X), loud.predict_moments(X)
     np.testing.assert_array_equal(a.mean, b.mean)
