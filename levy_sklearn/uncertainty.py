@@ -263,17 +263,25 @@ class LeadCalibration:
         centres: np.ndarray,
         n_channels: int,
         mean_weight: np.ndarray | None = None,
+        weights: np.ndarray | None = None,
     ) -> LeadCalibration:
-        """The conformal quantiles and second moments of ``scores`` per channel and bin."""
+        """The weighted conformal quantiles and second moments of ``scores`` per channel and
+        bin. A new forecast weighs 1, as one held-out origin does: the level-``c`` quantile
+        is the smallest score whose cumulative weight reaches ``c·(W + 1)``, ``W`` the
+        group's total weight (with unit weights, the ``⌈(n + 1)c⌉``-th smallest)."""
         n_bins = centres.size
+        weights = np.ones_like(scores) if weights is None else weights
         quantiles = np.empty((n_channels, n_bins, LEVELS.size))
         second = np.empty((n_channels, n_bins))
         n_scores = np.zeros((n_channels, n_bins), dtype=np.int64)
         for ch, b, members in _groups(channels, bins, n_channels, n_bins):
-            s = np.sort(scores[members])
-            rank = np.minimum(np.ceil((s.size + 1) * LEVELS).astype(int), s.size)
-            quantiles[ch, b] = s[rank - 1]
-            second[ch, b] = np.mean(s**2)
+            order = np.argsort(scores[members], kind="stable")
+            s, w = scores[members][order], weights[members][order]
+            cum = np.cumsum(w)
+            # A relative tolerance: unit weights must give exactly the unweighted ranks.
+            rank = np.searchsorted(cum, LEVELS * (cum[-1] + 1) * (1 - 1e-12), side="left")
+            quantiles[ch, b] = s[np.minimum(rank, s.size - 1)]
+            second[ch, b] = np.average(s**2, weights=w)
             n_scores[ch, b] = s.size
         # Never narrower further ahead.
         quantiles = np.maximum.accumulate(quantiles, axis=1)
@@ -289,6 +297,7 @@ class LeadCalibration:
         channels: np.ndarray,
         leads: np.ndarray,
         n_channels: int,
+        weights: np.ndarray | None = None,
     ) -> LeadCalibration:
         """Calibrate from held-out forecasts, the mean shrunk towards its anchor by lead.
 
@@ -310,6 +319,12 @@ class LeadCalibration:
         channels : ndarray of int of shape (n,)
         leads : ndarray of shape (n,)
         n_channels : int
+        weights : ndarray of shape (n,) or None, default=None
+            Weight of each forecast in the mean's weight, the quantiles and the second
+            moment; ``None``: 1 each. :func:`held_out_forecasts` gives each held-out origin
+            (window) a total weight of 1 per channel, so that a new forecast, one origin,
+            is exchangeable with the weighed units: unweighted, the many far targets of a
+            long held-out window would outweigh its few near ones.
 
         Returns
         -------
@@ -331,15 +346,18 @@ class LeadCalibration:
         targets, means = np.asarray(targets, float), np.asarray(means, float)
         sigmas, leads = np.asarray(sigmas, float), np.asarray(leads, float)
         channels = np.asarray(channels, int)
+        weights = np.ones_like(targets) if weights is None else np.asarray(weights, float)
         edges, bins, centres = _lead_bins(channels, leads, n_channels)
         grid = np.arange(20, -1, -1) / 20  # from 1: argmin keeps the larger weight of a tie
         weight = np.ones((n_channels, centres.size))
         for ch, b, members in _groups(channels, bins, n_channels, centres.size):
-            err = np.abs(targets[members, None] - grid * means[members, None]).sum(axis=0)
-            weight[ch, b] = grid[np.argmin(err)]
+            err = np.abs(targets[members, None] - grid * means[members, None])
+            weight[ch, b] = grid[np.argmin(weights[members] @ err)]
         shrunk = _read_at(weight, channels, leads, edges, centres) * means
         scores = np.abs(targets - shrunk) / sigmas
-        return cls._from_scores(scores, channels, bins, edges, centres, n_channels, weight)
+        return cls._from_scores(
+            scores, channels, bins, edges, centres, n_channels, weight, weights
+        )
 
     def mean_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
         """The weight of the network's forecast against its anchor at each forecast.
@@ -567,16 +585,22 @@ def held_out_forecasts(
     net: LevyNeuralNet, windows: SeriesWindows, n_channels: int
 ) -> tuple[np.ndarray, ...]:
     """``net``'s forecasts of held-out ``windows``: targets, means and σ in the windows'
-    normalised units (measured from each window's level, the anchor), channels and leads
-    (the time from the channel's last context observation to the target), the inputs of
+    normalised units (measured from each window's level, the anchor), channels, leads (the
+    time from the channel's last context observation to the target) and weights (each
+    window's forecasts of a channel weigh 1 together), the inputs of
     :meth:`LeadCalibration.fit_forecasts`."""
     if not windows.series.size:
-        return np.empty(0), np.empty(0), np.empty(0), np.empty(0, int), np.empty(0)
+        return (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 2
     out = net.predict_moments(windows.tokens)
     chans = windows.tokens["query_channels"]
     ages = channel_ages(windows.tokens, n_channels)
     held = windows.query_valid & np.isfinite(windows.targets)
     lead = windows.tokens["query_times"] + np.take_along_axis(ages, chans, axis=1)
+    per_origin = np.zeros(held.shape)
+    for ch in range(n_channels):
+        mine = held & (chans == ch)
+        count = mine.sum(axis=1)
+        per_origin[mine] = np.repeat(1.0 / np.maximum(count, 1), count)
     # The window and series scales cancel in the scores: the same in data units.
     return (
         windows.targets[held],
@@ -584,6 +608,7 @@ def held_out_forecasts(
         np.sqrt(out.variance[held]),
         chans[held],
         lead[held],
+        per_origin[held],
     )
 
 
@@ -597,7 +622,7 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
     reason = "no calibration window could be cut"
     if pooled[0].size:
         try:
-            return LeadCalibration.fit_forecasts(*pooled, n_channels)
+            return LeadCalibration.fit_forecasts(*pooled[:5], n_channels, weights=pooled[5])
         except ValueError as err:  # too few held-out forecasts for a channel
             reason = str(err)
     warnings.warn(

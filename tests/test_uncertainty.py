@@ -155,3 +155,33 @@ def test_mean_weight_is_the_least_absolute_error_weight_and_keeps_coverage():
     for coverage in (0.5, 0.9):
         inside = np.abs(t - shrunk) <= s * cal.quantile(coverage, ch, lead)
         assert abs(inside.mean() - coverage) < 0.015
+
+
+@pytest.mark.parametrize("coverage", [0.5, 0.9])
+def test_each_held_out_origin_weighs_one_so_new_origins_are_covered_at_nominal(coverage):
+    """Origins with many targets (long held-out windows) err more here; unweighted, their
+    targets dominate the calibration and a new origin is over-covered. Weighted 1/m per
+    target, the mean per-origin coverage of fresh origins is nominal."""
+
+    def origins(n, seed):
+        rng = np.random.default_rng(seed)
+        m = rng.integers(1, 21, n)  # targets per origin
+        spread = np.repeat(1 + m / 5, m)
+        scores = np.abs(rng.standard_normal(m.sum())) * spread
+        return scores, np.repeat(1.0 / m, m), np.repeat(np.arange(n), m)
+
+    scores, weights, _ = origins(3_000, seed=0)
+    zeros = np.zeros(scores.size)
+    weighted = LeadCalibration.fit_forecasts(
+        scores, zeros, np.ones(scores.size), zeros.astype(int), zeros, 1, weights=weights
+    )
+    unweighted = LeadCalibration.fit(scores, zeros.astype(int), zeros, 1)
+    fresh, _, origin = origins(40_000, seed=1)
+
+    def per_origin(cal):
+        inside = fresh <= cal.quantile(coverage, np.zeros(fresh.size, int), np.zeros(fresh.size))
+        return np.mean(np.bincount(origin, inside) / np.bincount(origin))
+
+    # 3,000 calibration origins: the weighted quantile's coverage sd is about 0.01.
+    assert abs(per_origin(weighted) - coverage) < 0.02
+    assert per_origin(unweighted) - coverage > 0.03  # the test can fail: unweighted errs wide
