@@ -707,6 +707,14 @@ class NetworkSpec:
     n_lags, n_lag_horizons : int, default=0, 1
         Order and horizons of the linear autoregression added to the mean (``0`` lags:
         none). See :class:`~levy_sklearn.network.LevyNet` for each.
+
+    Examples
+    --------
+    >>> from levy_sklearn.training import NetworkSpec
+    >>> spec = NetworkSpec(n_channels=3, n_targets=1, d_model=8, n_heads=2,
+    ...                    n_windowed_heads=0, n_layers=0, attention="levy", dropout=0.0)
+    >>> spec.token_dropout, spec.n_lags  # the defaults: no thinning, no autoregression
+    (0.0, 0)
     """
 
     n_channels: int
@@ -757,6 +765,15 @@ class TrainingSpec:
         The training recipe (see :data:`RECIPES`).
     lags_lr : float, default=1.0
         The autoregression's weights learn at this multiple of ``lr``.
+
+    Examples
+    --------
+    >>> from levy_sklearn.training import TrainingSpec
+    >>> spec = TrainingSpec(loss="crps", lr=1e-2, weight_decay=0.0, epochs=20, batch_size=64,
+    ...                     validation_fraction=0.1, patience=3, device="cpu", seed=0,
+    ...                     verbose=0)
+    >>> spec.recipe, spec.lags_lr
+    ('windows', 1.0)
     """
 
     loss: str

@@ -289,7 +289,10 @@ def test_pretrain_then_fit_forecasts_an_unseen_series():
     panel = sine_panel(n_series=24, seed=0)
     unseen = sine_panel(n_series=1, seed=99).droplevel(0)  # a series not in the panel
     train, test = unseen.iloc[:50], unseen.iloc[50:]
-    f = LevyForecaster(context_length=20, max_horizon=10, **{**FAST, "windows_per_series": 25})
+    # One training (calibration_folds=1): what pretrain's folds do is tested below.
+    f = LevyForecaster(
+        context_length=20, max_horizon=10, calibration_folds=1, **{**FAST, "windows_per_series": 25}
+    )
     f.pretrain(panel)
     assert f.state == "pretrained"
     net = f.pretrained_net_
@@ -650,7 +653,9 @@ def walk_pair(seed_a: int, seed_b: int) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def pair_pretrained():
     panel = pd.concat({f"p{i}": walk_pair(i, 50 + i) for i in range(6)})
-    return LevyForecaster(context_length=20, max_horizon=10, **FAST).pretrain(panel)
+    return LevyForecaster(context_length=20, max_horizon=10, calibration_folds=1, **FAST).pretrain(
+        panel
+    )
 
 
 @pytest.mark.parametrize("silence", [12, 30])
