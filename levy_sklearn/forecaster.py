@@ -15,7 +15,6 @@ distribution and its calibration in :mod:`levy_sklearn.uncertainty`
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -28,6 +27,7 @@ from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
 from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
 from ._normalisation import NORMALIZATIONS
 from ._panel import as_floats, in_order, instances, sktime_ready, warn_unobserved
+from ._series_forecasts import series_forecasts
 from ._series_training import (
     N_FOLDS,
     Panel,
@@ -43,13 +43,7 @@ from .training import (
     LevyNeuralNet,
     continue_levy_net,
 )
-from .uncertainty import (
-    LeadCalibration,
-    calibrate,
-    held_out_forecasts,
-    to_data_units,
-    window_forecasts,
-)
+from .uncertainty import LeadCalibration, calibrate, held_out_forecasts
 from .validation import column_scaling, own_scaling
 from .windows import SeriesWindows, WindowPlan
 
@@ -100,85 +94,44 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         forecaster is trained for forecasts up to this far ahead (beyond it the variance is
         floored by random-walk growth).
     normalization : {"last", "trend", "mean", "none"}, default="last"
-        Per-window instance normalisation of context and targets: remove each channel's last
-        context observation (``"last"``: the network forecasts changes from a last-value
-        forecast and sees the context's trend in its tokens), the context's least-squares
-        line (``"trend"``: the line is extrapolated) or its mean (``"mean"``), and divide by
-        the larger of the spread around the context's line (or mean) and the series' history
-        scale (the root mean square of its steps up to the cutoff); ``"none"`` uses the
-        global per-channel standardisation only. The default was chosen on held-out series
-        (``benchmarks/forecaster_ablation.py``).
+        Per-window instance normalisation: remove each channel's last context observation
+        (the network forecasts the change from it), the context's least-squares line, or
+        its mean, and divide by a scale never below the series' history scale; ``"none"``
+        keeps the per-channel standardisation only (see
+        :ref:`forecaster-parameters`).
     seasonal_period : "auto", float, int, str, pd.Timedelta or None, default="auto"
-        Period of a seasonal pattern removed per window with the level and trend (least
-        squares of ``⌊P/2⌋`` Fourier harmonics jointly with the context's line, shrunk
-        towards no season by their James–Stein factor where the season is weak), so the
-        network forecasts what the context's season leaves unexplained: a number of time
-        units or a time span like ``context_length``; ``"auto"`` reads it from a regular
-        index's frequency (monthly and quarterly: a year, daily: a week, hourly: a day; see
-        :func:`~levy_sklearn.windows.infer_seasonal_period`; none for other indexes);
-        ``None`` removes no season. A window whose context spans fewer than two periods
-        keeps its season, so give a ``context_length`` of at least two (better three)
-        periods.
+        Period of a season removed per window with the level and trend (a number of time
+        units or a span); ``"auto"`` reads it from a regular index's frequency (see
+        :func:`~levy_sklearn.windows.infer_seasonal_period`), ``None`` removes none. Give a
+        ``context_length`` of at least two periods (see :ref:`forecaster-parameters`).
     max_tokens : int, default=256
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
         At most this many training windows per series (evenly spaced cutoffs, latest kept).
     max_targets : int or "auto", default="auto"
         At most this many target times per training window, evenly spaced over its
-        ``max_horizon`` (every channel is a target at each); forecasts are still made at
-        every requested time. ``"auto"``: 16 on irregularly spaced series, no cap on
-        regularly spaced ones (every step within 25 % of the time unit, as for
-        ``ar_order``), whose windows hold one target time per unit of ``max_horizon``. A
-        step's cost grows with its target times, what it learns barely does.
+        ``max_horizon``; forecasts are still made at every requested time. ``"auto"``: 16
+        on irregularly spaced series, no cap on regular ones.
     calibration_fraction : float or "auto", default="auto"
-        If positive, the last fraction of each training series' time span is held out: the
-        network trains on windows whose targets precede it, and the windows whose cutoffs
-        fall in it calibrate σ by split conformal prediction on the score ``|y − ŷ| / σ``,
-        per channel and lead bin, at every coverage level
-        (:class:`~levy_sklearn.uncertainty.LeadCalibration`, stored as ``calibration_``).
-        With too few calibration forecasts (fewer than 30 per channel) a warning says so
-        and intervals stay the model's Normal ones. ``"auto"`` holds out a tenth when that
-        tenth holds at least 1,000 observations (a long series, where it costs the network
-        nothing), and calibrates nothing otherwise (a short series needs it for training).
-        ``calibration_fraction_`` says what a fit used. ``pretrain`` calibrates
-        across subjects instead (see ``calibration_folds``), and every later ``fit`` uses
-        that calibration. There ``"auto"`` adds nothing, and a positive
-        ``calibration_fraction`` calibrates on every window of the new series as well and
-        keeps the wider of the two at each level, so a new series never narrows the
-        pretrained intervals.
+        Share of each series' span held out of training to calibrate σ by split conformal
+        prediction, per channel and lead, at every coverage level (``calibration_``).
+        ``"auto"``: a tenth on series whose tenth holds at least 1,000 observations, none
+        otherwise. After ``pretrain`` a positive share also calibrates on the new series
+        and keeps the wider calibration (see :ref:`forecaster-parameters`).
     calibration_folds : int in [1, 5] or "auto", default="auto"
-        How ``pretrain`` (and ``pretrain`` again, an update) calibrates σ across subjects.
-        It splits the panel's series into five folds (seeded by ``random_state``) and
-        calibrates on the forecasts of ``calibration_folds`` of them, each fold's made by a
-        network trained without it. With 1 the network trained on the other four fifths is
-        the pretrained one (one training). With 2–5 (cross-fitting) each scored fold gets a
-        network of its own, used for scoring only, and the pretrained network learns from
-        every series: ``calibration_folds + 1`` trainings, for up to five times the
-        held-out subjects behind the calibration and none withheld from the network.
-        ``"auto"``: 5 on panels of fewer than 100 series, 1 on larger ones (where a fifth
-        already holds 20 subjects or more and a training costs more). A panel of fewer than
-        five series gets a warning and is calibrated on the last tenth of each series' span
-        instead.
+        ``pretrain`` deals the panel's series into five seeded folds and calibrates σ on
+        ``calibration_folds`` of them, each forecast by a network trained without it (with
+        2–5 the pretrained network then learns from every series). ``"auto"``: 5 below 100
+        series, 1 above (see :ref:`forecaster-parameters`).
     observation_dropout : float, default=0.3
-        Teaches the network what missing information costs. In every epoch this share of
-        training windows has its context thinned at random (each keeps every observation
-        with a probability drawn uniformly from ``[0, 1)``), and as many extra training
-        windows see a gap: their context ends a random span (up to ``max_horizon``) before
-        their cutoff, or (half of them) has a hole of that span before its last observation.
-        Sparse and gappy histories then get the larger σ they deserve. ``0`` trains on the
-        windows as cut.
+        Share of training windows whose context is thinned at random, and as many extra
+        windows cut with a gap or a hole before their cutoff, so that sparse and gappy
+        histories get the larger σ they deserve. ``0``: the windows as cut.
     ar_order : int or "auto", default="auto"
         Order of a linear autoregression added to the network's mean (see
-        :class:`~levy_sklearn.network.LinearLags`): each channel's context, read on a grid
-        of ``ar_order`` lags one time unit apart ending at the last observation, maps
-        linearly to a shift of the forecast at every horizon, learned with the network
-        from zero. It gives the network the linear dependence on the recent past (cycles,
-        partial mean reversion) that classical forecasters are built on; the shift depends
-        only on the observations, so σ is the Lévy layer's as before. At most one lag per
-        time unit of ``context_length``. ``"auto"``: 13 on regularly spaced series (every
-        step within 25 % of the time unit), 0 (none) on irregular ones. Where a season is
-        removed (``seasonal_period``) its weights learn at five times ``lr``. ``0`` turns it
-        off.
+        :class:`~levy_sklearn.network.LinearLags`), lags one time unit apart; σ stays the
+        Lévy layer's. ``"auto"``: 13 on regularly spaced series, 0 (none) on irregular
+        ones.
     refit_on_update : bool, default=False
         If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
         recalibrates a pretrained network); otherwise ``update`` only extends the context,
@@ -608,55 +561,27 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     def _forecast_moments(
         self, fh: ForecastingHorizon, diagnostics: dict | None = None
     ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
-        """Row index, mean, model variance and lead ``(n_rows, n_channels)`` of the
-        forecasts at ``fh``, channels in the network's order (steps 1–3 of
-        :mod:`levy_sklearn.uncertainty`; windows as in
-        :meth:`~levy_sklearn.windows.WindowPlan.forecast_windows`). A ``diagnostics`` dict
-        gets the per-head ``evidence`` and ``disagreement`` (data units²) and the ``noise``
-        variance, ``(n_rows, n_channels[, n_heads])``.
-        """
-        spec, keys, frames = self._spec, list(self._series), list(self._series.values())
-        axis = spec.axis
-        tz = getattr(frames[0].index, "tz", None)
-        indexes = axis.forecast_indexes(
-            fh, [f.index[-1] for f in frames], self.cutoff, self._step, tz
+        """Row index, mean, model variance and lead of the forecasts at ``fh``, channels in
+        the network's order (see :func:`~levy_sklearn._series_forecasts.series_forecasts`)."""
+        frames = list(self._series.values())
+        indexes = self._spec.axis.forecast_indexes(
+            fh,
+            [f.index[-1] for f in frames],
+            self.cutoff,
+            self._step,
+            getattr(frames[0].index, "tz", None),
         )
-        times, values = standardised(
-            axis, list(self._series.items()), self.series_mean_, self.series_scale_
+        return series_forecasts(
+            self._spec,
+            self._series,
+            self.series_mean_,
+            self.series_scale_,
+            self.net_,
+            self.calibration_,
+            indexes,
+            self._index_names,
+            diagnostics,
         )
-        at = [axis.times(index) for index in indexes]
-        early = [k for k, t, t_abs in zip(keys, times, at, strict=True) if (t_abs < t[0]).any()]
-        if early:
-            where_ = "y" if early == [None] else f"series {early[:3]} of y"
-            warnings.warn(
-                f"fh holds times before the first observation of {where_}: there is no "
-                "context then, so those forecasts are the network's prior alone.",
-                UserWarning,
-                stacklevel=4,
-            )
-        windows, where = spec.plan().forecast_windows(times, values, at)
-        f = window_forecasts(
-            self.net_, windows, where, at, self.calibration_, axis.horizon_span, self.n_channels_
-        )
-        # Back to data units, each series by its own standardisation.
-        scale, loc = self.series_scale_[:, None], self.series_mean_[:, None]
-        mean, var = to_data_units(f.mean, f.variance, loc, scale)
-        if keys == [None]:
-            rows = indexes[0]
-        else:
-            rows = pd.MultiIndex.from_tuples(
-                [(*key, t) for key, index in zip(keys, indexes, strict=True) for t in index],
-                names=self._index_names,
-            )
-        n_rows, n_ch = len(rows), self.n_channels_
-        if diagnostics is not None:
-            n_heads = f.evidence.shape[-1]
-            diagnostics["evidence"] = f.evidence.reshape(n_rows, n_ch, n_heads)
-            disagreement = f.disagreement * scale[..., None] ** 2
-            diagnostics["disagreement"] = disagreement.reshape(n_rows, n_ch, n_heads)
-            diagnostics["noise"] = (f.noise * scale**2).reshape(n_rows, n_ch)
-        shape = (n_rows, n_ch)
-        return rows, mean.reshape(shape), var.reshape(shape), f.lead.reshape(shape)
 
     def _update_predict_single(self, y, fh, X=None, update_params=True):
         """Update with ``y``, then predict at ``fh``.

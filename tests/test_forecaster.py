@@ -291,7 +291,10 @@ def test_pretrain_then_fit_forecasts_an_unseen_series():
     train, test = unseen.iloc[:50], unseen.iloc[50:]
     # One training (calibration_folds=1): what pretrain's folds do is tested below.
     f = LevyForecaster(
-        context_length=20, max_horizon=10, calibration_folds=1, **{**FAST, "windows_per_series": 25}
+        context_length=20,
+        max_horizon=10,
+        calibration_folds=1,
+        **{**FAST, "windows_per_series": 25},
     )
     f.pretrain(panel)
     assert f.state == "pretrained"
