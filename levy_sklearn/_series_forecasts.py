@@ -28,11 +28,14 @@ def series_forecasts(
     calibration: LeadCalibration,
     indexes: list[pd.Index],
     index_names: list,
+    population: np.ndarray,
     diagnostics: dict | None = None,
 ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
     """Row index, mean, model variance and lead ``(n_rows, n_channels)`` of the forecasts of
     every series of ``series`` (key → frame, channels in the network's order) at its
-    forecast times ``indexes``, in data units.
+    forecast times ``indexes``, in data units. ``population``: the population's per-channel
+    mean in each series' standardised units, ``(n_series, n_channels)`` (see
+    :func:`~levy_sklearn.uncertainty.population_levels`).
 
     A ``diagnostics`` dict gets the per-head ``evidence`` and ``disagreement`` (data
     units²) and the ``noise`` variance, ``(n_rows, n_channels[, n_heads])``. Forecast times
@@ -53,7 +56,7 @@ def series_forecasts(
             stacklevel=6,  # the user's predict call, through sktime's public method
         )
     windows, where = spec.plan().forecast_windows(times, values, at)
-    f = window_forecasts(net, windows, where, at, calibration, axis.horizon_span, n_ch)
+    f = window_forecasts(net, windows, where, at, calibration, axis.horizon_span, n_ch, population)
     # Back to data units, each series by its own standardisation.
     scale, loc = series_scale[:, None], series_mean[:, None]
     mean, var = to_data_units(f.mean, f.variance, loc, scale)

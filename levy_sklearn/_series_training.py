@@ -140,13 +140,15 @@ class SeriesSpec:
 
 class Panel(NamedTuple):
     """Series ready for training: their spec, the population's per-channel standardisation,
-    and each series' times (time units) and standardised values."""
+    each series' times (time units) and standardised values, and the population's mean in
+    each series' standardised units, ``(n_series, n_channels)``."""
 
     spec: SeriesSpec
     mean: np.ndarray
     scale: np.ndarray
     times: list[np.ndarray]
     values: list[np.ndarray]
+    population: np.ndarray
 
 
 def series_scaling(
@@ -265,7 +267,7 @@ def pretrain_calibrated(
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
         net = train(plan.windows(times, values, "train", seed))
         held_out = held_out_forecasts(
-            net, plan.windows(times, values, "calibrate", seed), n_channels
+            net, plan.windows(times, values, "calibrate", seed), n_channels, panel.population
         )
         return net, calibrate([held_out], n_channels)
     plan = panel.spec.plan()
@@ -283,6 +285,8 @@ def pretrain_calibrated(
         n_scored,
         seed,
         lambda series: train(windows(series, "all")),
-        lambda net, series: held_out_forecasts(net, windows(series, "held_out"), n_channels),
+        lambda net, series: held_out_forecasts(
+            net, windows(series, "held_out"), n_channels, panel.population[series]
+        ),
         n_channels,
     )

@@ -364,6 +364,10 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             return self.pretrained_channel_mean_, self.pretrained_channel_scale_
         return column_scaling(np.concatenate(values))
 
+    def _population_levels(self) -> np.ndarray:
+        """The population's per-channel mean in each fitted series' standardised units."""
+        return (self.channel_mean_ - self.series_mean_) / self.series_scale_
+
     def _seed(self) -> int:
         """The seed of one fit, pretrain or update: an int ``random_state`` is the seed itself
         (so that fixed-seed forecasts stay as they were); ``None`` or a ``RandomState`` draws
@@ -400,7 +404,8 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
         mean, scale = self._population(raw)
         means, scales = series_scaling(raw, mean, scale)
-        return Panel(spec, mean, scale, *standardised(spec.axis, series, means, scales))
+        times, values = standardised(spec.axis, series, means, scales)
+        return Panel(spec, mean, scale, times, values, (mean - means) / scales)
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on the series of the panel ``y`` and calibrate σ on
@@ -580,6 +585,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             self.calibration_,
             indexes,
             self._index_names,
+            self._population_levels(),
             diagnostics,
         )
 

@@ -60,11 +60,12 @@ _DATE_TIME = (1980, 1, 1, 0, 0, 0)
 _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PROTO opcode
 # Hyperparameters and state fields added since format 1 was fixed: a file without them was
 # written before they existed and loads with their default (calibration_folds changes how a
-# later pretrain trains; a calibration without centres is read by lead bin, and one without
-# mean weights keeps the network's forecast, as they were).
+# later pretrain trains; a calibration without centres is read by lead bin, one without
+# mean weights keeps the network's forecast, and one without level weights pulls nowhere,
+# as they were).
 _ADDED_SINCE_V1 = {
     "LevyForecaster": {"calibration_folds"},
-    "LeadCalibration": {"centres", "mean_weight"},
+    "LeadCalibration": {"centres", "mean_weight", "level_weight"},
 }
 
 
@@ -153,7 +154,15 @@ def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
     return {
         "LeadCalibration": (
             LeadCalibration,
-            ("quantiles", "second_moment", "edges", "n_scores", "centres", "mean_weight"),
+            (
+                "quantiles",
+                "second_moment",
+                "edges",
+                "n_scores",
+                "centres",
+                "mean_weight",
+                "level_weight",
+            ),
         ),
         "ConformalIntervals": (ConformalIntervals, ("_mean", "_std", "_y")),
     }

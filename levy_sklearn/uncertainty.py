@@ -152,6 +152,9 @@ class LeadCalibration:
     mean_weight : ndarray of shape (n_channels, n_bins) or None, default=None
         The weight ``w`` of the network's forecast against its anchor (see
         :meth:`fit_forecasts`); ``None``: 1, the network's forecast as it is.
+    level_weight : ndarray of shape (n_channels, n_bins) or None, default=None
+        The weight ``u`` of the pull from the anchor towards the population's level (see
+        :meth:`fit_forecasts`); ``None``: 0, no pull.
 
     Examples
     --------
@@ -170,6 +173,7 @@ class LeadCalibration:
         n_scores: np.ndarray,
         centres: np.ndarray | None = None,
         mean_weight: np.ndarray | None = None,
+        level_weight: np.ndarray | None = None,
     ) -> None:
         self.quantiles = np.asarray(quantiles, dtype=np.float64)
         self.second_moment = np.asarray(second_moment, dtype=np.float64)
@@ -177,6 +181,7 @@ class LeadCalibration:
         self.n_scores = np.asarray(n_scores, dtype=np.int64)
         self.centres = None if centres is None else np.asarray(centres, dtype=np.float64)
         self.mean_weight = None if mean_weight is None else np.asarray(mean_weight, np.float64)
+        self.level_weight = None if level_weight is None else np.asarray(level_weight, np.float64)
 
     @property
     def n_bins(self) -> int:
@@ -264,6 +269,7 @@ class LeadCalibration:
         n_channels: int,
         mean_weight: np.ndarray | None = None,
         weights: np.ndarray | None = None,
+        level_weight: np.ndarray | None = None,
     ) -> LeadCalibration:
         """The weighted conformal quantiles and second moments of ``scores`` per channel and
         bin. A new forecast weighs 1, as one held-out origin does: the level-``c`` quantile
@@ -286,7 +292,7 @@ class LeadCalibration:
         # Never narrower further ahead.
         quantiles = np.maximum.accumulate(quantiles, axis=1)
         second = np.maximum.accumulate(second, axis=1)
-        return cls(quantiles, second, edges, n_scores, centres, mean_weight)
+        return cls(quantiles, second, edges, n_scores, centres, mean_weight, level_weight)
 
     @classmethod
     def fit_forecasts(
@@ -298,6 +304,7 @@ class LeadCalibration:
         leads: np.ndarray,
         n_channels: int,
         weights: np.ndarray | None = None,
+        levels: np.ndarray | None = None,
     ) -> LeadCalibration:
         """Calibrate from held-out forecasts, the mean shrunk towards its anchor by lead.
 
@@ -325,6 +332,14 @@ class LeadCalibration:
             (window) a total weight of 1 per channel, so that a new forecast, one origin,
             is exchangeable with the weighed units: unweighted, the many far targets of a
             long held-out window would outweigh its few near ones.
+        levels : ndarray of shape (n,) or None, default=None
+            The population's level relative to the anchor, in the units of ``targets``.
+            Given, the forecast is ``w·mean + u·level``: the pair ``(w, u)`` of the grid
+            ``{0, 0.05, …, 1}²`` with the least absolute error per channel and lead bin
+            (the larger ``w``, then the smaller ``u``, wins a tie), so that a sparse
+            history's forecast can move from its last observation towards the population
+            as the lead grows, where that forecast the held-out subjects better. ``None``:
+            ``u = 0``.
 
         Returns
         -------
@@ -348,15 +363,26 @@ class LeadCalibration:
         channels = np.asarray(channels, int)
         weights = np.ones_like(targets) if weights is None else np.asarray(weights, float)
         edges, bins, centres = _lead_bins(channels, leads, n_channels)
-        grid = np.arange(20, -1, -1) / 20  # from 1: argmin keeps the larger weight of a tie
+        levels = np.zeros_like(targets) if levels is None else np.asarray(levels, float)
+        # The grid of (w, u), w from 1 down and u from 0 up: the first of a tie is kept.
+        w_grid = np.arange(20, -1, -1) / 20
+        u_grid = np.arange(21) / 20 if levels.any() else np.zeros(1)
+        w_pairs, u_pairs = (g.ravel() for g in np.meshgrid(w_grid, u_grid, indexing="ij"))
         weight = np.ones((n_channels, centres.size))
+        pull = np.zeros((n_channels, centres.size))
         for ch, b, members in _groups(channels, bins, n_channels, centres.size):
-            err = np.abs(targets[members, None] - grid * means[members, None])
-            weight[ch, b] = grid[np.argmin(weights[members] @ err)]
-        shrunk = _read_at(weight, channels, leads, edges, centres) * means
+            forecast = w_pairs * means[members, None] + u_pairs * levels[members, None]
+            err = weights[members] @ np.abs(targets[members, None] - forecast)
+            # Equal errors may differ in the last bits (the product's summation order).
+            best = np.flatnonzero(err <= err.min() * (1 + 1e-12))[0]
+            weight[ch, b], pull[ch, b] = w_pairs[best], u_pairs[best]
+        shrunk = (
+            _read_at(weight, channels, leads, edges, centres) * means
+            + _read_at(pull, channels, leads, edges, centres) * levels
+        )
         scores = np.abs(targets - shrunk) / sigmas
         return cls._from_scores(
-            scores, channels, bins, edges, centres, n_channels, weight, weights
+            scores, channels, bins, edges, centres, n_channels, weight, weights, pull
         )
 
     def mean_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
@@ -381,10 +407,32 @@ class LeadCalibration:
             return np.ones(np.shape(leads))
         return self._read(self.mean_weight, channels, leads)
 
+    def level_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
+        """The weight of the pull towards the population's level at each forecast.
+
+        Parameters
+        ----------
+        channels, leads : ndarray of the same shape
+
+        Returns
+        -------
+        ndarray of the shape of ``leads``
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> LeadCalibration.identity(1).level_weight_at(np.array([0]), np.array([2.0]))
+        array([0.])
+        """
+        if self.level_weight is None:
+            return np.zeros(np.shape(leads))
+        return self._read(self.level_weight, channels, leads)
+
     def at_least(self, other: LeadCalibration) -> LeadCalibration:
         """The larger of two calibrations at every channel, lead and level: a series
         calibrated on its own after ``pretrain`` never narrows the pretrained intervals.
-        The mean's weight stays this calibration's.
+        The mean's weights stay this calibration's.
 
         Parameters
         ----------
@@ -427,6 +475,7 @@ class LeadCalibration:
                 np.repeat(total[:, None], knots.size, axis=1),
                 knots,
                 None if self.mean_weight is None else self._read(self.mean_weight, chans, at),
+                None if self.level_weight is None else self._read(self.level_weight, chans, at),
             )
         mine, theirs = self._as_steps(), other._as_steps()
         edges = np.union1d(mine.edges, theirs.edges)
@@ -438,6 +487,7 @@ class LeadCalibration:
             edges,
             mine.n_scores[:, a] + theirs.n_scores[:, b],
             mean_weight=None if self.mean_weight is None else self.mean_weight[:, a],
+            level_weight=None if self.level_weight is None else self.level_weight[:, a],
         )
 
     def _as_steps(self) -> LeadCalibration:
@@ -581,16 +631,36 @@ def channel_ages(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
     return np.where(np.isfinite(last), -last, 0.0)
 
 
+def population_levels(
+    population: np.ndarray | None,
+    series: np.ndarray | int,
+    channels: np.ndarray,
+    loc: np.ndarray,
+    scale: np.ndarray,
+) -> np.ndarray:
+    """The population's level at queries of ``channels`` of ``series``, in window units
+    (``(level − loc) / scale``: relative to the window's anchor). ``population``: its level
+    in each series' standardised units, ``(n_series, n_channels)``; ``None``: no level (0
+    everywhere, so no pull is learned: a calibration on the later part of the fitted series
+    themselves would learn it from a level that has seen that part)."""
+    if population is None:
+        return np.zeros(np.broadcast_shapes(np.shape(channels), np.shape(loc)))
+    return (population[series, channels] - loc) / scale
+
+
 def held_out_forecasts(
-    net: LevyNeuralNet, windows: SeriesWindows, n_channels: int
+    net: LevyNeuralNet,
+    windows: SeriesWindows,
+    n_channels: int,
+    population: np.ndarray | None = None,
 ) -> tuple[np.ndarray, ...]:
     """``net``'s forecasts of held-out ``windows``: targets, means and σ in the windows'
     normalised units (measured from each window's level, the anchor), channels, leads (the
-    time from the channel's last context observation to the target) and weights (each
-    window's forecasts of a channel weigh 1 together), the inputs of
-    :meth:`LeadCalibration.fit_forecasts`."""
+    time from the channel's last context observation to the target), weights (each
+    window's forecasts of a channel weigh 1 together) and the population's level (see
+    :func:`population_levels`), the inputs of :meth:`LeadCalibration.fit_forecasts`."""
     if not windows.series.size:
-        return (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 2
+        return (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 3
     out = net.predict_moments(windows.tokens)
     chans = windows.tokens["query_channels"]
     ages = channel_ages(windows.tokens, n_channels)
@@ -609,6 +679,9 @@ def held_out_forecasts(
         chans[held],
         lead[held],
         per_origin[held],
+        population_levels(
+            population, windows.series[:, None], chans, windows.query_loc, windows.query_scale
+        )[held],
     )
 
 
@@ -622,7 +695,9 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
     reason = "no calibration window could be cut"
     if pooled[0].size:
         try:
-            return LeadCalibration.fit_forecasts(*pooled[:5], n_channels, weights=pooled[5])
+            return LeadCalibration.fit_forecasts(
+                *pooled[:5], n_channels, weights=pooled[5], levels=pooled[6]
+            )
         except ValueError as err:  # too few held-out forecasts for a channel
             reason = str(err)
     warnings.warn(
@@ -682,12 +757,14 @@ def window_forecasts(
     calibration: LeadCalibration,
     horizon_span: float,
     n_channels: int,
+    population: np.ndarray | None = None,
 ) -> Forecasts:
     """Steps 1–3 of the module: the network's moments of prediction ``windows`` (each with
     a last query at ``horizon_span`` after its origin; ``where``: the series and forecast
     positions each answers, see :meth:`~levy_sklearn.windows.WindowPlan.forecast_windows`)
-    at the forecast times ``at``, the mean weighed by ``calibration``'s mean weight, back
-    from window units, the variance floored beyond ``horizon_span``.
+    at the forecast times ``at``, the mean weighed by ``calibration``'s mean weight and
+    pulled towards the ``population``'s level (see :func:`population_levels`) by its level
+    weight, back from window units, the variance floored beyond ``horizon_span``.
 
     The lead counts from each channel's last observation, so a gap before the cutoff, or a
     channel silent for longer than the others, counts as lead too."""
@@ -702,12 +779,17 @@ def window_forecasts(
     for w, (i, k) in enumerate(where):
         rel = (at[i][k] - windows.origins[w])[:, None] + age[w]
         q = (k.size + 1) * n_ch
-        # The horizon query only lends its variance: its mean keeps weight 1.
-        weight = np.ones((k.size + 1, n_ch))
-        weight[:-1] = calibration.mean_weight_at(np.broadcast_to(np.arange(n_ch), rel.shape), rel)
-        m, s2 = to_data_units(
-            weight.ravel() * out.mean[w, :q], out.variance[w, :q], loc[w, :q], scale[w, :q]
+        # The horizon query only lends its variance: its mean keeps weight 1 and no pull.
+        weight, pull = np.ones((k.size + 1, n_ch)), np.zeros((k.size + 1, n_ch))
+        chans = np.broadcast_to(np.arange(n_ch), rel.shape)
+        weight[:-1] = calibration.mean_weight_at(chans, rel)
+        pull[:-1] = calibration.level_weight_at(chans, rel)
+        shrunk = weight.ravel() * out.mean[w, :q]
+        level = population_levels(
+            population, i, windows.tokens["query_channels"][w, :q], loc[w, :q], scale[w, :q]
         )
+        shrunk += pull.ravel() * level
+        m, s2 = to_data_units(shrunk, out.variance[w, :q], loc[w, :q], scale[w, :q])
         m, s2 = m.reshape(k.size + 1, n_ch), s2.reshape(k.size + 1, n_ch)
         scale2 = scale[w, :q] ** 2  # variances and their parts scale alike
         mean[i, k] = m[:-1]
