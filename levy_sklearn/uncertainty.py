@@ -6,14 +6,16 @@ distribution it reports in four steps, each written once here or named here:
 1. **Network moments** (:class:`~levy_sklearn.network.LevyNet`): mean ``m`` and the
    closed-form Lévy variance ``v`` of every query, in the window's normalised units, the
    mean weighed against the window's level by the calibration's weight ``w`` (1 where the
-   network forecast held-out data better than the level; see step 4).
-2. **Data units**: ``mean = loc + s·w·m``, ``var = s²·v`` with ``s`` the window's scale
+   network forecast held-out data better than the level) and, after ``pretrain``, pulled
+   towards the population's level ``ℓ`` by its weight ``u``: ``w·m + u·ℓ`` (see step 4).
+2. **Data units**: ``mean = loc + s·(w·m + u·ℓ)``, ``var = s²·v`` with ``s`` the window's scale
    times the series' scale (:func:`to_data_units`).
 3. **Beyond the training horizon**: ``var`` is floored by the variance at ``max_horizon``
    times ``lead / max_horizon`` (random-walk growth; :func:`horizon_floor`).
-4. **Calibration** (:class:`LeadCalibration`): on held-out forecasts, the weight ``w`` with
-   the least absolute error and the split-conformal quantiles of the σ-normalised error
-   ``|y − mean| / σ``, per channel and lead bin, for every coverage level. Intervals and
+4. **Calibration** (:class:`LeadCalibration`): on held-out forecasts, the weights ``w`` and
+   ``u`` with the least absolute error, each held-out origin weighing 1, and the weighted
+   split-conformal quantiles of the σ-normalised error ``|y − mean| / σ``, per channel
+   and lead bin, for every coverage level. Intervals and
    quantiles read them level by level; ``predict_var`` and ``predict_proba`` use the
    calibrated second moment (the Normal with the calibrated distribution's variance).
 
