@@ -106,8 +106,12 @@ def sktime_ready(y: object) -> object:
     index = y.index
     times = index.get_level_values(-1) if isinstance(index, pd.MultiIndex) else index
     if isinstance(index, pd.MultiIndex):
+        # A scalar level for one instance level: pandas 2.x warns on iterating a groupby
+        # by a length-1 list (its keys become tuples in pandas 3).
+        instance_levels = list(range(index.nlevels - 1))
         keys = pd.Series(range(len(index)), index=index).groupby(
-            level=list(range(index.nlevels - 1)), sort=False
+            level=instance_levels[0] if len(instance_levels) == 1 else instance_levels,
+            sort=False,
         )
         ordered = all(times[g.to_numpy()].is_monotonic_increasing for _, g in keys)
     else:

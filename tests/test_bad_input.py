@@ -531,3 +531,21 @@ def test_forecaster_unobserved_channel_after_pretrain_is_not_told_to_drop_it():
     with pytest.warns(UserWarning, match=r"\['temp'\] of y have no .*prior's σ") as record:
         f.fit(y.assign(temp=np.nan))
     assert not any("Drop them" in str(w.message) for w in record)
+
+
+def test_a_panel_raises_no_pandas_future_warning_from_the_package():
+    # pandas 2.x warned on every panel fit (a groupby by a length-1 list of levels): seen
+    # by the competitions benchmark on pandas 2.3.
+    import warnings
+    from pathlib import Path
+
+    import levy_sklearn
+
+    idx = pd.MultiIndex.from_product([["a", "b"], pd.period_range("2000", periods=30, freq="Q")])
+    panel = pd.DataFrame({"y": np.sin(np.arange(60.0))}, index=idx)
+    package = str(Path(levy_sklearn.__file__).parent)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LevyForecaster(**TINY_FC).fit(panel).predict(fh=[1, 2])
+    ours = [w for w in caught if w.category is FutureWarning and w.filename.startswith(package)]
+    assert not ours, [str(w.message) for w in ours]
