@@ -33,6 +33,13 @@ def short_commit() -> str:
     return git("rev-parse", "--short", "HEAD").strip()
 
 
+def library_edited() -> bool:
+    """Whether ``levy_sklearn/`` differs from the checked-out commit (a run then measures
+    code no commit holds)."""
+    # ":(top)": the library path from the repository root (git runs in benchmarks/).
+    return bool(git("status", "--porcelain", "--", ":(top)levy_sklearn").strip())
+
+
 def stamp(commit: str) -> str:
     """The start of a report's provenance line: commit, torch version and processor."""
     import torch

@@ -101,7 +101,7 @@ import pandas as pd
 
 from levy_sklearn.forecaster import LevyForecaster
 
-from ._common import RESULTS, git, short_commit, stamp, write_report
+from ._common import RESULTS, library_edited, short_commit, stamp, write_report
 
 RUNS = RESULTS / "competitions_runs"
 LEVELS = [round(float(q), 2) for q in np.arange(1, 20) / 20]  # 0.05 .. 0.95: the CRPS grid
@@ -861,8 +861,7 @@ def main() -> None:
     info = {
         "command": "OMP_NUM_THREADS=1 python -m benchmarks.competitions " + " ".join(sys.argv[1:]),
         "commit": short_commit(),
-        # ":(top)": the library path from the repository root (git runs in benchmarks/).
-        "dirty": bool(git("status", "--porcelain", "--", ":(top)levy_sklearn").strip()),
+        "dirty": library_edited(),
     }
     methods = [m for m in args.methods if m != "levy"]
     if "levy" in args.methods:

@@ -106,7 +106,7 @@ from levy_sklearn.datasets import (
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.metrics import spearman_uncertainty
 
-from ._common import RESULTS, git, short_commit, write_report
+from ._common import RESULTS, library_edited, short_commit, write_report
 
 # LevyForecaster's settings, the same for every panel and for the "before" and "after" runs:
 # the defaults, spelled out so that a later change of a default cannot slip into the
@@ -701,7 +701,7 @@ def run(
     torch.set_num_threads(1)
     # The code that runs is the code at the start: a later edit must not relabel the run.
     commit = short_commit()
-    dirty = bool(git("status", "--porcelain", "--", ":(top)levy_sklearn").strip())
+    dirty = library_edited()
     params = {**LEVY_PARAMS, **(ablation or {})}
     peers = PEERS if ablation is None else ["last value"]
     wall = time.time()
