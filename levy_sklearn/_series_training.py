@@ -164,6 +164,16 @@ def series_scaling(
     )
 
 
+def population_in_series_units(
+    mean: np.ndarray, means: np.ndarray, scales: np.ndarray
+) -> np.ndarray:
+    """The population's per-channel ``mean`` in each series' standardised units,
+    ``(n_series, n_channels)``: the level a pretrained forecast is pulled towards (see
+    :func:`~levy_sklearn.uncertainty.population_levels`), the same when calibrating and when
+    predicting."""
+    return (mean - means) / scales
+
+
 def standardised(
     axis: TimeAxis,
     series: list[tuple[Hashable, pd.DataFrame]],

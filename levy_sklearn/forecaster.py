@@ -33,6 +33,7 @@ from ._series_training import (
     Panel,
     SeriesSpec,
     calibration_share,
+    population_in_series_units,
     pretrain_calibrated,
     series_scaling,
     standardised,
@@ -364,10 +365,6 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             return self.pretrained_channel_mean_, self.pretrained_channel_scale_
         return column_scaling(np.concatenate(values))
 
-    def _population_levels(self) -> np.ndarray:
-        """The population's per-channel mean in each fitted series' standardised units."""
-        return (self.channel_mean_ - self.series_mean_) / self.series_scale_
-
     def _seed(self) -> int:
         """The seed of one fit, pretrain or update: an int ``random_state`` is the seed itself
         (so that fixed-seed forecasts stay as they were); ``None`` or a ``RandomState`` draws
@@ -405,7 +402,9 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         mean, scale = self._population(raw)
         means, scales = series_scaling(raw, mean, scale)
         times, values = standardised(spec.axis, series, means, scales)
-        return Panel(spec, mean, scale, times, values, (mean - means) / scales)
+        return Panel(
+            spec, mean, scale, times, values, population_in_series_units(mean, means, scales)
+        )
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on the series of the panel ``y`` and calibrate σ on
@@ -585,7 +584,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             self.calibration_,
             indexes,
             self._index_names,
-            self._population_levels(),
+            population_in_series_units(self.channel_mean_, self.series_mean_, self.series_scale_),
             diagnostics,
         )
 

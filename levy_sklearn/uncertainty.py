@@ -405,9 +405,7 @@ class LeadCalibration:
         >>> LeadCalibration.identity(1).mean_weight_at(np.array([0]), np.array([2.0]))
         array([1.])
         """
-        if self.mean_weight is None:
-            return np.ones(np.shape(leads))
-        return self._read(self.mean_weight, channels, leads)
+        return self._weight_at(self.mean_weight, 1.0, channels, leads)
 
     def level_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
         """The weight of the pull towards the population's level at each forecast.
@@ -427,9 +425,15 @@ class LeadCalibration:
         >>> LeadCalibration.identity(1).level_weight_at(np.array([0]), np.array([2.0]))
         array([0.])
         """
-        if self.level_weight is None:
-            return np.zeros(np.shape(leads))
-        return self._read(self.level_weight, channels, leads)
+        return self._weight_at(self.level_weight, 0.0, channels, leads)
+
+    def _weight_at(
+        self, table: np.ndarray | None, default: float, channels: np.ndarray, leads: np.ndarray
+    ) -> np.ndarray:
+        """``table`` read at each forecast, or ``default`` everywhere without one."""
+        if table is None:
+            return np.full(np.shape(leads), default)
+        return self._read(table, channels, leads)
 
     def at_least(self, other: LeadCalibration) -> LeadCalibration:
         """The larger of two calibrations at every channel, lead and level: a series
