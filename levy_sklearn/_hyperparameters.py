@@ -26,6 +26,25 @@ from .training import LOSSES, NetworkSpec, TrainingSpec, epoch_budget
 # Torch seeds are drawn below this bound (the scikit-learn convention for derived seeds).
 _MAX_SEED = np.iinfo(np.int32).max
 
+
+def torch_seed(random_state: int | np.random.RandomState | None) -> int:
+    """The one seed rule of the package: an int ``random_state`` is the torch seed itself;
+    ``None`` or a ``RandomState`` draws one through ``check_random_state`` (fresh for
+    ``None``; a ``RandomState`` is advanced, so successive fits differ reproducibly).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> torch_seed(7)
+    7
+    >>> torch_seed(np.random.RandomState(0)) == torch_seed(np.random.RandomState(0))
+    True
+    """
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(_MAX_SEED))
+
+
 #: numpydoc entries of the shared hyperparameters, written once: name -> (type, description).
 #: :func:`shared_docs` renders them, with each front-end's own defaults, into its docstring.
 SHARED_DOCS = {
@@ -92,8 +111,9 @@ accumulate in a varying order, so repeated fits can differ in the last bits unle
     "random_state": (
         "int, RandomState instance or None",
         """Seeds every random choice of training (weights, shuffling, dropout, splits). An
-int or a ``RandomState`` gives reproducible fits; ``None`` draws a fresh seed from NumPy's
-global generator at every fit (the scikit-learn convention).""",
+int is the torch seed itself and gives reproducible fits; a ``RandomState`` draws the seed
+(reproducible, and advanced at every fit); ``None`` draws a fresh seed from NumPy's global
+generator at every fit (the scikit-learn convention).""",
     ),
     "verbose": (
         "int",
@@ -260,7 +280,6 @@ class LevyHyperparameters:
             n_rows, self.batch_size, self.max_epochs, self.max_steps, validation_fraction
         )
 
-    def _draw_seed(self) -> int:
-        """A torch seed drawn through ``check_random_state(random_state)``: reproducible for
-        an int or a ``RandomState`` (which it advances), fresh for ``None``."""
-        return int(check_random_state(self.random_state).randint(_MAX_SEED))
+    def _seed(self) -> int:
+        """The torch seed of one fit, pretrain or update (see :func:`torch_seed`)."""
+        return torch_seed(self.random_state)

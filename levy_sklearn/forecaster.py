@@ -365,14 +365,6 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             return self.pretrained_channel_mean_, self.pretrained_channel_scale_
         return column_scaling(np.concatenate(values))
 
-    def _seed(self) -> int:
-        """The seed of one fit, pretrain or update: an int ``random_state`` is the seed itself
-        (so that fixed-seed forecasts stay as they were); ``None`` or a ``RandomState`` draws
-        one through ``check_random_state``, as the regressor does."""
-        if isinstance(self.random_state, Integral):
-            return int(self.random_state)
-        return self._draw_seed()
-
     def _calibrate(
         self,
         plan: WindowPlan,

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -27,7 +27,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
+from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs, torch_seed
 from .conformal import ConformalIntervals, GaussianIntervals, Intervals
 from .network import VALUE_EMBEDDINGS
 from .tokens import tokens_from_rows
@@ -392,7 +392,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             self.x_mean_, self.x_scale_ = column_scaling(X, weights)
             self.y_mean_, self.y_scale_ = column_scaling(Y, weights)
 
-        seed = self._draw_seed()
+        seed = self._seed()
         target = ((Y - self.y_mean_) / self.y_scale_).astype(np.float32)
         tokens = self._tokens(X)
         if weights is not None:
@@ -702,7 +702,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             full passes with dropout active (MC dropout; needs ``dropout > 0``, typically
             with ``attention="softmax"``).
         random_state : int, RandomState instance or None, default=0
-            Seed of the draws (``GaussianProcessRegressor.sample_y``'s convention).
+            Seed of the draws, by the estimator's rule for ``random_state``.
 
         Returns
         -------
@@ -721,7 +721,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         X = self._check_X(X)
         if not _is_int(n_samples) or n_samples < 1:
             raise ValueError(f"n_samples={n_samples!r} must be a positive integer.")
-        seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+        seed = torch_seed(random_state)
         draws = self.net_.predict_samples(self._tokens(X), n_samples, method, seed)
         draws = draws * self.y_scale_ + self.y_mean_  # (S, n, Q)
         draws = np.moveaxis(draws, 0, -1)  # (n, Q, S)

@@ -144,7 +144,7 @@ def test_warm_start_continues_from_the_fitted_net_on_new_rows():
     net = copy.deepcopy(first.net_)
     net.module_.float()
     target = ((y[80:120, None] - first.y_mean_) / first.y_scale_).astype(np.float32)
-    with seeded(int(np.random.RandomState(0).randint(np.iinfo(np.int32).max))):
+    with seeded(params["random_state"]):  # an int random_state is the torch seed itself
         net.partial_fit(first._tokens(X[80:120]), target)
     net.module_.double()
     tokens = first._tokens(X)

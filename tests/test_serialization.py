@@ -104,6 +104,7 @@ def regressor_outputs(reg):
         "conformal": reg.predict_interval(X, coverage=[0.5, 0.9], method="conformal"),
         "noise": u.noise_variance,
         "evidence": u.evidence_per_head,
+        # Rewritten (this key only) in session 18 for the one seed rule of sample_y.
         "samples": reg.sample_y(X, n_samples=3),
     }
 
