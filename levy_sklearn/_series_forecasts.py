@@ -2,47 +2,70 @@
 
 :func:`series_forecasts` cuts one prediction window per series and forecast horizon (see
 :meth:`~levy_sklearn.windows.WindowPlan.forecast_windows`), reads the network's moments
-through steps 1–3 of :mod:`levy_sklearn.uncertainty` and returns them in data units, rows
-indexed as sktime's outputs are. :class:`~levy_sklearn.forecaster.LevyForecaster` calls it
-from its predict methods; the calibration of step 4 is read there, per output.
+through steps 1–3 of :mod:`levy_sklearn.uncertainty` and returns them in data units with the
+calibrated variance of step 4, rows indexed and columns ordered as sktime's outputs are.
+:class:`~levy_sklearn.forecaster.LevyForecaster` calls it from its predict methods; intervals
+and quantiles read the calibrated quantiles of each level on top.
 """
 
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+from sktime.forecasting.base import ForecastingHorizon
 
-from ._series_training import SeriesSpec, standardised
+from ._series_training import SeriesSpec, population_in_series_units, standardised
 from .training import LevyNeuralNet
 from .uncertainty import LeadCalibration, to_data_units, window_forecasts
+
+
+class SeriesForecasts(NamedTuple):
+    """Forecasts of fitted series, ``(n_rows, n_channels)`` each, columns in the order of the
+    outputs: the rows' index, the mean, the calibrated variance, the model's σ (before
+    calibration: intervals scale it by the calibrated quantiles), the lead and the
+    network channel of every forecast."""
+
+    rows: pd.Index
+    mean: np.ndarray
+    variance: np.ndarray
+    sd: np.ndarray
+    lead: np.ndarray
+    channels: np.ndarray
 
 
 def series_forecasts(
     spec: SeriesSpec,
     series: dict,
-    series_mean: np.ndarray,
-    series_scale: np.ndarray,
+    scaling: tuple[np.ndarray, np.ndarray, np.ndarray],
     net: LevyNeuralNet,
     calibration: LeadCalibration,
-    indexes: list[pd.Index],
+    fh: tuple[ForecastingHorizon, pd.Index, float | None],
     index_names: list,
-    population: np.ndarray,
+    columns: list,
     diagnostics: dict | None = None,
-) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
-    """Row index, mean, model variance and lead ``(n_rows, n_channels)`` of the forecasts of
-    every series of ``series`` (key → frame, channels in the network's order) at its
-    forecast times ``indexes``, in data units. ``population``: the population's per-channel
-    mean in each series' standardised units, ``(n_series, n_channels)`` (see
-    :func:`~levy_sklearn.uncertainty.population_levels`).
+) -> SeriesForecasts:
+    """The forecasts of every series of ``series`` (key → frame, channels in the network's
+    order) at ``fh``, in data units, calibrated.
+
+    ``scaling``: the population's per-channel mean and each series' mean and scale
+    (``(n_series, n_channels)``); ``fh``: sktime's horizon with the cutoff and the series'
+    common step (see :meth:`~levy_sklearn._time_axis.TimeAxis.forecast_indexes`);
+    ``columns``: the output's column names, matched to the frames' by name (after
+    ``pretrain``, the network's channels are the pretraining panel's).
 
     A ``diagnostics`` dict gets the per-head ``evidence`` and ``disagreement`` (data
-    units²) and the ``noise`` variance, ``(n_rows, n_channels[, n_heads])``. Forecast times
-    before a series' first observation (no context: the network's prior answers) are
-    forecast with a warning.
+    units², calibrated like the variance) and the ``noise`` variance, ``(n_rows,
+    n_channels[, n_heads])``. Forecast times before a series' first observation (no
+    context: the network's prior answers) are forecast with a warning.
     """
-    axis, keys = spec.axis, list(series)
+    axis, keys, frames = spec.axis, list(series), list(series.values())
+    channel_mean, series_mean, series_scale = scaling
+    indexes = axis.forecast_indexes(
+        fh[0], [f.index[-1] for f in frames], *fh[1:], getattr(frames[0].index, "tz", None)
+    )
     n_ch = series_mean.shape[1]
     times, values = standardised(axis, list(series.items()), series_mean, series_scale)
     at = [axis.times(index) for index in indexes]
@@ -56,6 +79,7 @@ def series_forecasts(
             stacklevel=6,  # the user's predict call, through sktime's public method
         )
     windows, where = spec.plan().forecast_windows(times, values, at)
+    population = population_in_series_units(channel_mean, series_mean, series_scale)
     f = window_forecasts(net, windows, where, at, calibration, axis.horizon_span, n_ch, population)
     # Back to data units, each series by its own standardisation.
     scale, loc = series_scale[:, None], series_mean[:, None]
@@ -74,4 +98,35 @@ def series_forecasts(
         disagreement = f.disagreement * scale[..., None] ** 2
         diagnostics["disagreement"] = disagreement.reshape(*shape, n_heads)
         diagnostics["noise"] = (f.noise * scale**2).reshape(shape)
-    return rows, mean.reshape(shape), var.reshape(shape), f.lead.reshape(shape)
+    internal = list(frames[0].columns)
+    order = [0] if len(columns) == 1 else [internal.index(c) for c in columns]
+    return _calibrated(
+        rows,
+        mean.reshape(shape),
+        var.reshape(shape),
+        f.lead.reshape(shape),
+        order,
+        calibration,
+        diagnostics,
+    )
+
+
+def _calibrated(
+    rows: pd.Index,
+    mean: np.ndarray,
+    var: np.ndarray,
+    lead: np.ndarray,
+    order: list[int],
+    calibration: LeadCalibration,
+    diagnostics: dict | None,
+) -> SeriesForecasts:
+    """The forecasts with their channels in output ``order`` and the variance (and the
+    ``diagnostics``) scaled by the calibrated second moment of the σ-normalised error."""
+    mean, var, lead = mean[:, order], var[:, order], lead[:, order]
+    channels = np.broadcast_to(np.asarray(order), mean.shape)
+    factor = calibration.variance_factor(channels, lead)
+    if diagnostics is not None:
+        diagnostics["evidence"] = diagnostics["evidence"][:, order]
+        diagnostics["disagreement"] = diagnostics["disagreement"][:, order] * factor[..., None]
+        diagnostics["noise"] = diagnostics["noise"][:, order] * factor
+    return SeriesForecasts(rows, mean, var * factor, np.sqrt(var), lead, channels)

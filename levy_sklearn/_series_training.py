@@ -18,14 +18,14 @@ import numpy as np
 import pandas as pd
 
 from ._time_axis import TimeAxis
-from .training import LevyNeuralNet, fit_levy_net, make_levy_net
+from .training import LevyNeuralNet, continue_levy_net, fit_levy_net, make_levy_net
 from .uncertainty import (
     LeadCalibration,
     calibrate,
     calibrate_across_series,
     held_out_forecasts,
 )
-from .validation import own_scaling
+from .validation import column_scaling, own_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
 
 if TYPE_CHECKING:  # annotations only: the forecaster imports this module
@@ -140,28 +140,60 @@ class SeriesSpec:
 
 class Panel(NamedTuple):
     """Series ready for training: their spec, the population's per-channel standardisation,
-    each series' times (time units) and standardised values, and the population's mean in
-    each series' standardised units, ``(n_series, n_channels)``."""
+    each series' own (``means``, ``scales``: ``(n_series, n_channels)``), each series' times
+    (time units) and standardised values, and the population's mean in each series'
+    standardised units, ``(n_series, n_channels)``."""
 
     spec: SeriesSpec
     mean: np.ndarray
     scale: np.ndarray
+    means: np.ndarray
+    scales: np.ndarray
     times: list[np.ndarray]
     values: list[np.ndarray]
     population: np.ndarray
 
 
-def series_scaling(
-    values: list[np.ndarray], mean: np.ndarray, scale: np.ndarray
+def series_panel(
+    spec: SeriesSpec,
+    series: list[tuple[Hashable, pd.DataFrame]],
+    population: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Panel:
+    """``series`` standardised for training: each series by its own per-channel mean and
+    scale, the ``population``'s ``(mean, scale)`` where it has too little data (see
+    :func:`~levy_sklearn.validation.own_scaling`); ``None``: the population is every series
+    given."""
+    raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
+    mean, scale = column_scaling(np.concatenate(raw)) if population is None else population
+    rows = [own_scaling(v, mean, scale) for v in raw]
+    means = np.array([m for m, _ in rows]).reshape(len(rows), -1)
+    scales = np.array([s for _, s in rows]).reshape(len(rows), -1)
+    times, values = standardised(spec.axis, series, means, scales)
+    population_level = population_in_series_units(mean, means, scales)
+    return Panel(spec, mean, scale, means, scales, times, values, population_level)
+
+
+def extend_series(
+    series: dict[Hashable, pd.DataFrame],
+    new: list[tuple[Hashable, pd.DataFrame]],
+    own: tuple[np.ndarray, np.ndarray],
+    population: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each series' own per-channel mean and scale, ``(n_series, n_channels)``, the
-    population's ``mean`` and ``scale`` where it has too little data (see
-    :func:`~levy_sklearn.validation.own_scaling`)."""
-    rows = [own_scaling(v, mean, scale) for v in values]
-    return (
-        np.array([m for m, _ in rows]).reshape(len(rows), -1),
-        np.array([s for _, s in rows]).reshape(len(rows), -1),
-    )
+    """Add the observations of ``new`` to ``series`` (in place; a repeated time point takes
+    the new value) and return the series' per-channel means and scales ``own`` with a row
+    for every series first seen here, standardised by its own history (the ``population``'s
+    ``(mean, scale)`` where it has too little data)."""
+    means, scales = own
+    for key, frame in new:
+        old = series.get(key)
+        if old is not None:
+            frame = pd.concat([old, frame])
+            frame = frame[~frame.index.duplicated(keep="last")].sort_index()
+        else:
+            mean, scale = own_scaling(frame.to_numpy(dtype=np.float64), *population)
+            means, scales = np.vstack([means, mean]), np.vstack([scales, scale])
+        series[key] = frame
+    return means, scales
 
 
 def population_in_series_units(
@@ -252,6 +284,41 @@ def train_network(
     return fit_levy_net(net, windows.tokens, windows.targets.astype(np.float32), seed)
 
 
+def calibrated_on(
+    net: LevyNeuralNet,
+    plan: WindowPlan,
+    panel: Panel,
+    part: str,
+    seed: int,
+    pull: bool = False,
+) -> LeadCalibration:
+    """The lead-aware calibration of σ on ``net``'s forecasts of the windows of ``part`` of
+    the ``panel`` (the Normal's when ``plan`` holds nothing out), with a pull towards the
+    population's level only if ``pull`` (see
+    :func:`~levy_sklearn.uncertainty.population_levels`)."""
+    n_channels = panel.mean.size
+    if plan.calibration_fraction <= 0:
+        return LeadCalibration.identity(n_channels)
+    windows = plan.windows(panel.times, panel.values, part, seed)
+    population = panel.population if pull else None
+    return calibrate([held_out_forecasts(net, windows, n_channels, population)], n_channels)
+
+
+def continue_network(
+    forecaster: LevyForecaster, net: LevyNeuralNet, windows: SeriesWindows, seed: int
+) -> LevyNeuralNet:
+    """A copy of ``net`` trained further on ``windows`` for ``forecaster``'s ``max_epochs``
+    (within ``max_steps``): an interrupted update leaves ``net`` as it was."""
+    return continue_levy_net(
+        net,
+        windows.tokens,
+        windows.targets.astype(np.float32),
+        seed,
+        forecaster._epochs_for(len(windows.targets)),
+        verbose=forecaster.verbose,
+    )
+
+
 def pretrain_calibrated(
     panel: Panel,
     calibration_folds: int | str,
@@ -276,10 +343,7 @@ def pretrain_calibrated(
         )
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
         net = train(plan.windows(times, values, "train", seed))
-        held_out = held_out_forecasts(
-            net, plan.windows(times, values, "calibrate", seed), n_channels, panel.population
-        )
-        return net, calibrate([held_out], n_channels)
+        return net, calibrated_on(net, plan, panel, "calibrate", seed, pull=True)
     plan = panel.spec.plan()
 
     def windows(series: np.ndarray, part: str) -> SeriesWindows:

@@ -614,45 +614,85 @@ def make_irregular_vitals(
         z = rng.standard_normal((n_patients, length))
         eps = rng.standard_normal((n_patients, length))
 
-        th = theta[:, c]
-        dt = np.diff(t, axis=1)
-        a = np.exp(-th[:, None] * dt)
-        innov = scale[:, c, None] * np.sqrt(-np.expm1(-2.0 * th[:, None] * dt)) * z[:, 1:]
-
-        # jumps enter the recursion at the first observation at or after them
-        jumps = np.zeros((n_patients, length))
-        if max_jumps:
-            rows = np.arange(n_patients)
-            offset = rows[:, None] * (2.0 * duration + 1.0)
-            has = np.isfinite(jump_t)
-            tau = np.where(has, jump_t, 0.0)
-            pos = np.searchsorted((t + offset).ravel(), (tau + offset).ravel(), side="left")
-            pos = pos.reshape(tau.shape) - rows[:, None] * length
-            hit = has & (pos < n_obs[:, None])
-            t_land = np.take_along_axis(t, np.minimum(pos, length - 1), axis=1)
-            lag = np.maximum(t_land - tau, 0.0)
-            contrib = jump_size[:, :, c] * np.exp(-th[:, None] * lag)
-            np.add.at(
-                jumps, (np.broadcast_to(rows[:, None], pos.shape)[hit], pos[hit]), contrib[hit]
-            )
-
-        dev = np.empty((n_patients, length))
-        dev[:, 0] = scale[:, c] * z[:, 0] + jumps[:, 0]
-        for k in range(1, length):
-            dev[:, k] = a[:, k - 1] * dev[:, k - 1] + innov[:, k - 1] + jumps[:, k]
-
+        jumps = _landed_jumps(t, n_obs, jump_t, jump_size[:, :, c], theta[:, c], duration)
+        dev = _ou_deviations(t, z, theta[:, c], scale[:, c], jumps)
         values = mu[:, c, None] + dev + noise_std[:, None] * eps
         pid_parts.append(np.broadcast_to(np.arange(n_patients)[:, None], t.shape)[valid])
         t_parts.append(t[valid])
         v_parts.append(values[valid])
         c_parts.append(np.full(int(valid.sum()), c))
 
-    pid = np.concatenate(pid_parts).astype(np.int64)
-    times = np.concatenate(t_parts)
+    X = _vitals_frame(
+        np.concatenate(pid_parts).astype(np.int64),
+        np.concatenate(t_parts),
+        np.concatenate(v_parts),
+        np.concatenate(c_parts),
+        (n_patients, n_channels),
+        time_as,
+    )
+    if return_noise:
+        return X, pd.Series(
+            noise_std, index=pd.Index(np.arange(n_patients), name="patient"), name="noise_std"
+        )
+    return X
+
+
+def _ou_deviations(
+    t: np.ndarray, z: np.ndarray, theta: np.ndarray, scale: np.ndarray, jumps: np.ndarray
+) -> np.ndarray:
+    """The exact Ornstein–Uhlenbeck recursion at the observation times ``t`` (stationary
+    start, standard normal draws ``z``) plus the landed ``jumps``, ``(n_patients, length)``."""
+    dt = np.diff(t, axis=1)
+    a = np.exp(-theta[:, None] * dt)
+    innov = scale[:, None] * np.sqrt(-np.expm1(-2.0 * theta[:, None] * dt)) * z[:, 1:]
+    dev = np.empty(t.shape)
+    dev[:, 0] = scale * z[:, 0] + jumps[:, 0]
+    for k in range(1, t.shape[1]):
+        dev[:, k] = a[:, k - 1] * dev[:, k - 1] + innov[:, k - 1] + jumps[:, k]
+    return dev
+
+
+def _landed_jumps(
+    t: np.ndarray,
+    n_obs: np.ndarray,
+    jump_t: np.ndarray,
+    jump_size: np.ndarray,
+    theta: np.ndarray,
+    duration: float,
+) -> np.ndarray:
+    """Each acute event's jump, decayed at rate ``theta`` to the first observation at or
+    after it (where it enters the recursion), ``(n_patients, length)`` like ``t``."""
+    n_patients, length = t.shape
+    jumps = np.zeros((n_patients, length))
+    if not jump_t.shape[1]:
+        return jumps
+    rows = np.arange(n_patients)
+    offset = rows[:, None] * (2.0 * duration + 1.0)  # one sorted axis for every patient
+    has = np.isfinite(jump_t)
+    tau = np.where(has, jump_t, 0.0)
+    pos = np.searchsorted((t + offset).ravel(), (tau + offset).ravel(), side="left")
+    pos = pos.reshape(tau.shape) - rows[:, None] * length
+    hit = has & (pos < n_obs[:, None])
+    t_land = np.take_along_axis(t, np.minimum(pos, length - 1), axis=1)
+    lag = np.maximum(t_land - tau, 0.0)
+    contrib = jump_size * np.exp(-theta[:, None] * lag)
+    np.add.at(jumps, (np.broadcast_to(rows[:, None], pos.shape)[hit], pos[hit]), contrib[hit])
+    return jumps
+
+
+def _vitals_frame(
+    pid: np.ndarray,
+    times: np.ndarray,
+    vals: np.ndarray,
+    chan: np.ndarray,
+    shape: tuple[int, int],
+    time_as: str,
+) -> pd.DataFrame:
+    """One row per (patient, time) with a value, one column per channel (``NaN`` where a
+    channel was not measured then), as ``make_irregular_vitals`` returns it."""
+    n_patients, n_channels = shape
     if time_as == "timedelta":
         times = np.rint(times * 3.6e12).astype(np.int64)  # hours -> ns
-    vals = np.concatenate(v_parts)
-    chan = np.concatenate(c_parts)
     order = np.lexsort((times, pid))
     pid, times, vals, chan = pid[order], times[order], vals[order], chan[order]
     new_row = np.ones(len(pid), dtype=bool)
@@ -671,9 +711,4 @@ def make_irregular_vitals(
         codes=[pid[new_row], time_codes.ravel()],
         names=["patient", "time"],
     )
-    X = pd.DataFrame(data, index=index, columns=[f"ch{c}" for c in range(n_channels)])
-    if return_noise:
-        return X, pd.Series(
-            noise_std, index=pd.Index(np.arange(n_patients), name="patient"), name="noise_std"
-        )
-    return X
+    return pd.DataFrame(data, index=index, columns=[f"ch{c}" for c in range(n_channels)])

@@ -1,16 +1,11 @@
-"""LevyForecaster: an sktime probabilistic forecaster built on Lévy attention.
+"""LevyForecaster: the sktime shell of the Lévy-attention forecaster.
 
-Every observation of a (possibly irregular, multivariate, gappy) series is a token
-``(time, channel, value)``; a training window is the context in a look-back span before a cutoff
-and the observations in a horizon span after it. Time is measured in a characteristic unit
-(the median spacing) relative to the window's cutoff, values are standardised per channel and
-then normalised by the window's own context (RevIN style), and one deterministic forward pass
-of :class:`~levy_sklearn.network.LevyNet` returns the predictive mean and the closed-form
-variance of every query (see the user guide, :doc:`/user_guide/levy_attention` and
-:doc:`/user_guide/irregular_time`). This module is the sktime shell: the windows live in
-:mod:`levy_sklearn.windows`, the training in :mod:`levy_sklearn.training`, the predictive
-distribution and its calibration in :mod:`levy_sklearn.uncertainty`
-(:doc:`/where_things_live` lists every module).
+Tags, parameters and sktime's private methods. The work lives below it (every module in
+:doc:`/where_things_live`): the time axis in ``_time_axis``, the windows in
+:mod:`levy_sklearn.windows`, training in ``_series_training``, forecasts in
+``_series_forecasts``, the predictive distribution and its calibration in
+:mod:`levy_sklearn.uncertainty`, the public outputs beyond sktime's in
+``_forecast_outputs``.
 """
 
 from __future__ import annotations
@@ -20,33 +15,28 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, StrOptions
-from sktime.forecasting.base import BaseForecaster, ForecastingHorizon
+from sktime.forecasting.base import BaseForecaster
 
+from ._forecast_outputs import ForecastOutputs
 from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
 from ._normalisation import NORMALIZATIONS
-from ._panel import as_floats, in_order, instances, sktime_ready, warn_unobserved
-from ._series_forecasts import series_forecasts
+from ._panel import in_order, instances, sktime_ready, warn_unobserved
+from ._series_forecasts import SeriesForecasts, series_forecasts
 from ._series_training import (
     N_FOLDS,
     Panel,
     SeriesSpec,
+    calibrated_on,
     calibration_share,
-    population_in_series_units,
+    continue_network,
+    extend_series,
     pretrain_calibrated,
-    series_scaling,
-    standardised,
+    series_panel,
     train_network,
 )
 from ._time_axis import TimeAxis
-from .training import (
-    LevyNeuralNet,
-    continue_levy_net,
-)
-from .uncertainty import LeadCalibration, calibrate, held_out_forecasts
-from .validation import column_scaling, own_scaling
-from .windows import SeriesWindows, WindowPlan
+from .training import LevyNeuralNet
 
 __all__ = ["LevyForecaster"]
 
@@ -65,81 +55,57 @@ _PRETRAINED = [
 
 
 @shared_docs
-class LevyForecaster(LevyHyperparameters, BaseForecaster):
+class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     r"""Probabilistic forecaster for irregular, multivariate series and panels (Lévy attention).
 
-    Each observed cell of ``y`` is a token ``(time, channel, value)``; ``NaN`` means "not
-    observed" (no token, never imputed). Windows are cut in continuous time around cutoffs
-    (``context_length`` of context, ``max_horizon`` of targets), normalised per window, and
-    one forward pass gives the mean and the closed-form Lévy variance of every forecast;
-    horizons count from each channel's last observation, so σ grows across gaps, with the
-    horizon and as evidence runs out, and beyond ``max_horizon`` the variance grows like a
-    random walk's. A panel trains one global model; ``pretrain(panel)`` then ``fit(series)``
-    forecasts a series never seen (zero-shot). ``fh`` may hold absolute times anywhere after
-    the cutoff, relative Timedeltas, or integer steps on a regular index. Every probabilistic
-    output is calibrated per channel and lead (:mod:`levy_sklearn.uncertainty`,
-    ``calibration_``). Exogenous ``X`` is ignored; pass related series as extra columns of
-    ``y``. Bad input (``±inf``, values beyond ``±1e150``, repeated time points, integer
-    steps on an irregular index, tz-naive ``fh`` on a tz-aware series) is refused with a
-    ``ValueError`` that says what to do. The whole account, every rule spelled out, is in
-    the user guide: :doc:`/user_guide/how_the_forecaster_works`.
+    Each observed cell of ``y`` is a token ``(time, channel, value)`` (``NaN``: not observed,
+    never imputed); one forward pass gives the mean and the closed-form Lévy variance of
+    every forecast, calibrated per channel and lead (``calibration_``). A panel trains one
+    global model; ``pretrain(panel)`` then ``fit(series)`` forecasts a series never seen.
+    ``fh`` may hold absolute times, Timedeltas, or integer steps on a regular index.
+    Exogenous ``X`` is ignored (pass related series as columns of ``y``). The whole account,
+    every parameter and attribute in full, is in the user guide:
+    :doc:`/user_guide/how_the_forecaster_works` (:ref:`forecaster-parameters`).
 
     Parameters
     ----------
     context_length : float, int, str or pd.Timedelta, default=36
-        Look-back span of every window: a number of time units (median spacings, so a count
-        of steps on regular data) or a time span such as ``"3D"`` (datetime/timedelta
-        indexes only).
+        Look-back span of every window: time units (median spacings; steps on regular data)
+        or a span such as ``"3D"`` (datetime/timedelta indexes only).
     max_horizon : float, int, str or pd.Timedelta, default=12
-        Span after each training cutoff whose observations are training targets; the
-        forecaster is trained for forecasts up to this far ahead (beyond it the variance is
-        floored by random-walk growth).
+        Span after each training cutoff whose observations are training targets; beyond it
+        the variance is floored by random-walk growth.
     normalization : {"last", "trend", "mean", "none"}, default="last"
-        Per-window instance normalisation: remove each channel's last context observation
-        (the network forecasts the change from it), the context's least-squares line, or
-        its mean, and divide by a scale never below the series' history scale; ``"none"``
-        keeps the per-channel standardisation only (see
-        :ref:`forecaster-parameters`).
+        Per-window instance normalisation: remove each channel's last context observation,
+        the context's line or its mean; ``"none"``: per-channel standardisation only.
     seasonal_period : "auto", float, int, str, pd.Timedelta or None, default="auto"
-        Period of a season removed per window with the level and trend (a number of time
-        units or a span); ``"auto"`` reads it from a regular index's frequency (see
-        :func:`~levy_sklearn.windows.infer_seasonal_period`), ``None`` removes none. Give a
-        ``context_length`` of at least two periods (see :ref:`forecaster-parameters`).
+        Season removed per window (time units or a span); ``"auto"`` reads it from a
+        regular index's frequency, ``None`` removes none. Give ``context_length`` ≥ 2 periods.
     max_tokens : int, default=256
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
         At most this many training windows per series (evenly spaced cutoffs, latest kept).
     max_targets : int or "auto", default="auto"
-        At most this many target times per training window, evenly spaced over its
-        ``max_horizon``; forecasts are still made at every requested time. ``"auto"``: 16
-        on irregularly spaced series, no cap on regular ones.
+        At most this many target times per training window; ``"auto"``: 16 on irregularly
+        spaced series, no cap on regular ones.
     calibration_fraction : float or "auto", default="auto"
-        Share of each series' span held out of training to calibrate σ by split conformal
-        prediction, per channel and lead, at every coverage level (``calibration_``).
-        ``"auto"``: a tenth on series whose tenth holds at least 1,000 observations, none
-        otherwise. After ``pretrain`` a positive share also calibrates on the new series
-        and keeps the wider calibration (see :ref:`forecaster-parameters`).
+        Share of each series' span held out to calibrate σ (split conformal, per channel and
+        lead, every coverage level); ``"auto"``: a tenth where it holds ≥ 1,000
+        observations, none otherwise. After ``pretrain`` it can only widen σ.
     calibration_folds : int in [1, 5] or "auto", default="auto"
-        ``pretrain`` deals the panel's series into five seeded folds and calibrates σ on
-        ``calibration_folds`` of them, each forecast by a network trained without it (with
-        2–5 the pretrained network then learns from every series). ``"auto"``: 5 below 100
-        series, 1 above (see :ref:`forecaster-parameters`).
+        ``pretrain`` calibrates σ on this many of five seeded folds of whole series, each
+        forecast by a network trained without it; ``"auto"``: 5 below 100 series, else 1.
     observation_dropout : float, default=0.3
-        Share of training windows whose context is thinned at random, and as many extra
-        windows cut with a gap or a hole before their cutoff, so that sparse and gappy
-        histories get the larger σ they deserve. ``0``: the windows as cut.
+        Share of training windows thinned at random, and as many extra windows cut with a
+        gap or hole, so that sparse histories get the larger σ they deserve.
     ar_order : int or "auto", default="auto"
-        Order of a linear autoregression added to the network's mean (see
-        :class:`~levy_sklearn.network.LinearLags`), lags one time unit apart; σ stays the
-        Lévy layer's. ``"auto"``: 13 on regularly spaced series, 0 (none) on irregular
-        ones.
+        Order of a linear autoregression added to the mean (σ stays the Lévy layer's);
+        ``"auto"``: 13 on regularly spaced series, 0 on irregular ones.
     refit_on_update : bool, default=False
-        If ``True``, ``update(..., update_params=True)`` retrains on everything seen (or
-        recalibrates a pretrained network); otherwise ``update`` only extends the context,
-        which is cheap.
+        ``update(..., update_params=True)`` retrains on everything seen (recalibrates a
+        pretrained network); otherwise ``update`` only extends the context.
     n_windowed_heads : int, default=2
-        Heads of the output layer with a learned soft look-back window ending at the
-        forecast time; the others see the whole context.
+        Output-layer heads with a learned soft look-back window ending at the forecast time.
     <shared hyperparameters>
 
     Attributes
@@ -149,47 +115,36 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
     time_unit_ : pd.Timedelta or float
         The time unit (median spacing) of the windows.
     time_kind_ : str
-        Kind of the time index: ``"datetime"``, ``"timedelta"``, ``"period[<freq>]"`` or
-        ``"numeric"``.
+        ``"datetime"``, ``"timedelta"``, ``"period[<freq>]"`` or ``"numeric"``.
     context_span_, horizon_span_ : float
         ``context_length`` and ``max_horizon`` in time units.
     seasonal_period_ : float or None
-        The seasonal period in time units (see ``seasonal_period``).
+        The seasonal period in time units.
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
-        The population's per-channel mean and standard deviation: over every series given
-        to ``fit``, or the pretraining panel's after ``pretrain``. A series' channel with
-        fewer than 10 observations is scaled by them (its own spread would be noise).
+        The population's per-channel standardisation (the pretraining panel's after
+        ``pretrain``), for channels with fewer than 10 observations of their own.
     series_mean_, series_scale_ : ndarray of shape (n_series, n_channels)
-        Per-series, per-channel standardisation (rows in the order the series were first
-        seen): every series is forecast in its own units, whatever the panel's mix of
-        levels and spreads.
+        Each series' own standardisation (rows in the order first seen).
     n_channels_ : int
         Number of columns of ``y``.
     ar_order_ : int
-        Lags of the network's autoregression (``ar_order`` resolved and capped by the
-        context; that of the pretrained network after ``pretrain``; 0: none).
+        Lags of the network's autoregression (0: none).
     max_targets_ : int or None
-        The cap on target times per window of the last ``fit`` (``max_targets`` with
-        ``"auto"`` resolved for its series; ``None``: no cap).
+        ``max_targets`` resolved for the last fit's series (``None``: no cap).
     calibration_fraction_ : float
-        The share of each series held out for calibration (``calibration_fraction`` with
-        ``"auto"`` resolved; 0 means no calibration).
+        ``calibration_fraction`` resolved (0: no calibration).
     calibration_ : LeadCalibration
-        The calibration every probabilistic output reads (see ``calibration_fraction``;
-        the Normal's quantiles when nothing was calibrated).
+        The calibration every probabilistic output reads.
     pretrained_net_, pretrained_time_unit_, pretrained_time_kind_, pretrained_n_channels_
         Written by ``pretrain`` and kept by later ``fit`` calls.
     pretrained_calibration_ : LeadCalibration
-        The calibration on the series held out of pretraining.
+        The calibration on series held out of pretraining.
     pretrained_channel_mean_, pretrained_channel_scale_ : ndarray of shape (n_channels,)
-        The pretraining panel's per-channel standardisation: the population scale of a
-        new series' channels with too few observations to give their own.
+        The pretraining panel's per-channel standardisation.
     pretrained_columns_ : list
-        The pretraining panel's column names. After ``pretrain``, ``fit`` and ``update``
-        match the columns of ``y`` to them by name (any order; a missing or unknown name is
-        refused), so a new subject's channels reach the network's inputs they were
-        pretrained on. A single column is taken whatever its name; columns sharing no name
-        with these (e.g. pandas' default 0, 1, …) are taken by position, with a warning.
+        The pretraining panel's columns: later ``fit`` and ``update`` match ``y``'s columns
+        to them by name (any order); columns sharing no name are taken by position, with a
+        warning.
 
     Notes
     -----
@@ -358,29 +313,12 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             pretrained = (self.pretrained_time_kind_, self.pretrained_time_unit_)
         return SeriesSpec.resolve(self, indexes, pretrained)
 
-    def _population(self, values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """The population's per-channel standardisation: the pretraining panel's after
-        ``pretrain``, else that of every series given."""
-        if getattr(self, "pretrained_net_", None) is not None:
-            return self.pretrained_channel_mean_, self.pretrained_channel_scale_
-        return column_scaling(np.concatenate(values))
-
-    def _calibrate(
-        self,
-        plan: WindowPlan,
-        times: list[np.ndarray],
-        values: list[np.ndarray],
-        part: str,
-        seed: int,
-    ) -> LeadCalibration:
-        """The lead-aware calibration of σ on ``net_``'s forecasts of the windows of
-        ``part`` (the Normal's when ``plan`` holds nothing out)."""
-        if plan.calibration_fraction <= 0:
-            return LeadCalibration.identity(self.n_channels_)
-        held_out = held_out_forecasts(
-            self.net_, plan.windows(times, values, part, seed), self.n_channels_
-        )
-        return calibrate([held_out], self.n_channels_)
+    def _pretrained_scaling(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The pretraining panel's per-channel standardisation after ``pretrain``, else
+        ``None`` (the population is then every series given)."""
+        if getattr(self, "pretrained_net_", None) is None:
+            return None
+        return self.pretrained_channel_mean_, self.pretrained_channel_scale_
 
     # ------------------------------------------------------------------ sktime private API
 
@@ -390,13 +328,7 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         series = instances(y)
         warn_unobserved(y, "the pretraining panel")
         spec = self._resolve([frame.index for _, frame in series])
-        raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
-        mean, scale = self._population(raw)
-        means, scales = series_scaling(raw, mean, scale)
-        times, values = standardised(spec.axis, series, means, scales)
-        return Panel(
-            spec, mean, scale, times, values, population_in_series_units(mean, means, scales)
-        )
+        return series_panel(spec, series, self._pretrained_scaling())
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on the series of the panel ``y`` and calibrate σ on
@@ -439,19 +371,11 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         self._check_params()
         seed = self._seed()
 
-        def train(windows: SeriesWindows) -> LevyNeuralNet:
-            # A trained copy: an interrupted update leaves the pretrained network as it was.
-            return continue_levy_net(
-                self.pretrained_net_,
-                windows.tokens,
-                windows.targets.astype(np.float32),
-                seed,
-                self._epochs_for(len(windows.targets)),
-                verbose=self.verbose,
-            )
-
         net, self.pretrained_calibration_ = pretrain_calibrated(
-            self._pretraining_panel(y), self.calibration_folds, seed, train
+            self._pretraining_panel(y),
+            self.calibration_folds,
+            seed,
+            lambda w: continue_network(self, self.pretrained_net_, w, seed),
         )
         self.pretrained_net_ = net
         return self
@@ -491,27 +415,24 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
         seed, spec = self._seed(), self._spec
-        raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
-        self.channel_mean_, self.channel_scale_ = self._population(raw)
-        self.series_mean_, self.series_scale_ = series_scaling(
-            raw, self.channel_mean_, self.channel_scale_
-        )
-        times, values = standardised(spec.axis, series, self.series_mean_, self.series_scale_)
+        panel = series_panel(spec, series, self._pretrained_scaling())
+        self.channel_mean_, self.channel_scale_ = panel.mean, panel.scale
+        self.series_mean_, self.series_scale_ = panel.means, panel.scales
         self.calibration_fraction_ = calibration_share(
-            self.calibration_fraction, times, values, pretrained is not None
+            self.calibration_fraction, panel.times, panel.values, pretrained is not None
         )
         plan = spec.plan(self.calibration_fraction_)
         if pretrained is None:
-            windows = plan.windows(times, values, "train", seed)
+            windows = plan.windows(panel.times, panel.values, "train", seed)
             self.net_ = train_network(self, spec, windows, self.n_channels_, seed)
-            self.calibration_ = self._calibrate(plan, times, values, "calibrate", seed)
+            self.calibration_ = calibrated_on(self.net_, plan, panel, "calibrate", seed)
         else:
             # Zero-shot: the calibration across subjects made by pretrain; a series
             # calibrated on its own (calibration_fraction > 0) only ever widens it.
             self.net_ = pretrained
             self.calibration_ = self.pretrained_calibration_
             if self.calibration_fraction_ > 0:
-                own = self._calibrate(plan, times, values, "held_out", seed)
+                own = calibrated_on(self.net_, plan, panel, "held_out", seed)
                 self.calibration_ = self.calibration_.at_least(own)
         lags = self.net_.module_.lags
         self.ar_order_ = 0 if lags is None else int(lags.weight.shape[-1])
@@ -536,49 +457,17 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             self._y_metadata["feature_names"] = self._feature_names
             raise
         self._feature_names = names
-        for key, frame in instances(y):
-            old = self._series.get(key)
-            if old is not None:
-                frame = pd.concat([old, frame])
-                frame = frame[~frame.index.duplicated(keep="last")].sort_index()
-            else:  # a series first seen here is standardised by its own history
-                mean, scale = own_scaling(
-                    frame.to_numpy(dtype=np.float64), self.channel_mean_, self.channel_scale_
-                )
-                self.series_mean_ = np.vstack([self.series_mean_, mean])
-                self.series_scale_ = np.vstack([self.series_scale_, scale])
-            self._series[key] = frame
+        self.series_mean_, self.series_scale_ = extend_series(
+            self._series,
+            instances(y),
+            (self.series_mean_, self.series_scale_),
+            (self.channel_mean_, self.channel_scale_),
+        )
         if update_params and self.refit_on_update:
             self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))
         else:
             self._step = self._spec.axis.common_step([f.index for f in self._series.values()])
         return self
-
-    def _forecast_moments(
-        self, fh: ForecastingHorizon, diagnostics: dict | None = None
-    ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
-        """Row index, mean, model variance and lead of the forecasts at ``fh``, channels in
-        the network's order (see :func:`~levy_sklearn._series_forecasts.series_forecasts`)."""
-        frames = list(self._series.values())
-        indexes = self._spec.axis.forecast_indexes(
-            fh,
-            [f.index[-1] for f in frames],
-            self.cutoff,
-            self._step,
-            getattr(frames[0].index, "tz", None),
-        )
-        return series_forecasts(
-            self._spec,
-            self._series,
-            self.series_mean_,
-            self.series_scale_,
-            self.net_,
-            self.calibration_,
-            indexes,
-            self._index_names,
-            population_in_series_units(self.channel_mean_, self.series_mean_, self.series_scale_),
-            diagnostics,
-        )
 
     def _update_predict_single(self, y, fh, X=None, update_params=True):
         """Update with ``y``, then predict at ``fh``.
@@ -605,114 +494,19 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
         rows, _, var, *_ = self._moments(fh)
         return pd.DataFrame(var, index=rows, columns=self._get_columns("predict_var"))
 
-    def _moments(
-        self, fh, diagnostics: dict | None = None
-    ) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Rows, mean, calibrated variance, model σ, lead and channel of every forecast, in
-        the column order of fit's ``y`` (after ``pretrain``, the network's channels are the
-        pretraining panel's, matched by name); ``diagnostics`` calibrated like the variance.
-        """
-        rows, mean, var, lead = self._forecast_moments(fh, diagnostics)
-        internal = list(next(iter(self._series.values())).columns)
-        names = list(self._get_columns("predict"))
-        order = [0] if len(names) == 1 else [internal.index(n) for n in names]
-        mean, var, lead = mean[:, order], var[:, order], lead[:, order]
-        channels = np.broadcast_to(np.asarray(order), mean.shape)
-        factor = self.calibration_.variance_factor(channels, lead)
-        if diagnostics is not None:
-            diagnostics["evidence"] = diagnostics["evidence"][:, order]
-            diagnostics["disagreement"] = diagnostics["disagreement"][:, order] * factor[..., None]
-            diagnostics["noise"] = diagnostics["noise"][:, order] * factor
-        return rows, mean, var * factor, np.sqrt(var), lead, channels
-
-    @property
-    def index_names_(self) -> list:
-        """Names of the index levels of the fitted ``y`` (instance levels, then time).
-
-        Returns
-        -------
-        list
-            One name per level (``None`` for an unnamed one).
-
-        Examples
-        --------
-        >>> import numpy as np, pandas as pd
-        >>> from levy_sklearn.forecaster import LevyForecaster
-        >>> y = pd.Series(np.arange(30.0), index=pd.RangeIndex(30, name="t"))
-        >>> LevyForecaster(max_epochs=1, d_model=8, n_heads=2).fit(y).index_names_
-        ['t']
-        """
-        self.check_is_fitted()
-        return list(self._index_names)
-
-    def predict_uncertainty(self, fh=None, X=None) -> Bunch:
-        """Per-forecast uncertainty breakdown: why is a forecast uncertain?
-
-        The forecaster's twin of
-        :meth:`LevyAttentionRegressor.predict_uncertainty
-        <levy_sklearn.regressor.LevyAttentionRegressor.predict_uncertainty>`, per channel and
-        forecast time.
-
-        Parameters
-        ----------
-        fh : int, list, pd.Index or ForecastingHorizon, optional
-            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
-
-        Returns
-        -------
-        Bunch
-            DataFrames indexed like :meth:`predict_var` (one row per forecast time, and per
-            series of a panel), one column per channel:
-            ``mean`` and ``std``: as ``predict`` and ``sqrt(predict_var)`` (calibrated, and
-            floored beyond ``max_horizon``).
-            ``evidence``: expected number of Poisson points supporting the forecast, summed
-            over the output layer's heads; low where little was observed near the forecast
-            time. ``disagreement``: spread of the attended values through the readout,
-            summed over heads, in squared data units (calibrated like the variance); high
-            where the context conflicts. Neither is floored beyond
-            ``max_horizon``. ``evidence_per_head``, ``disagreement_per_head``: the same per
-            head, columns ``(channel, head)``. For ``attention="softmax"`` evidence and
-            disagreement are 0. ``noise_variance``: the learned noise variance inside
-            ``std²`` in squared data units (rescaled like it): 0 for the Lévy forecaster,
-            whose σ comes from the Lévy layer alone; the variance head, all of ``std²``, for
-            the softmax twin.
-
-        Examples
-        --------
-        >>> from sktime.datasets import load_airline
-        >>> from levy_sklearn.forecaster import LevyForecaster
-        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
-        >>> u = forecaster.predict_uncertainty(fh=[1, 2, 3])
-        >>> sorted(u)  # doctest: +NORMALIZE_WHITESPACE
-        ['disagreement', 'disagreement_per_head', 'evidence', 'evidence_per_head', 'mean',
-         'noise_variance', 'std']
-        >>> u.std.shape, u.evidence_per_head.shape  # (fh, channels), (fh, channels x heads)
-        ((3, 1), (3, 4))
-        >>> bool((u.std.to_numpy() > 0).all())
-        True
-        """
-        self.check_is_fitted()
-        fh = self._check_fh(fh)
-        parts: dict = {}
-        rows, mean, var, *_ = self._moments(fh, parts)
-        columns = self._get_columns("predict_var")
-        heads = pd.MultiIndex.from_product(
-            [columns, range(parts["evidence"].shape[-1])], names=[None, "head"]
-        )
-
-        def frame(a, cols=columns):
-            return pd.DataFrame(a.reshape(len(rows), -1), index=rows, columns=cols)
-
-        return Bunch(
-            mean=frame(mean),
-            std=frame(np.sqrt(var)),
-            evidence=frame(parts["evidence"].sum(-1)),
-            disagreement=frame(parts["disagreement"].sum(-1)),
-            evidence_per_head=frame(parts["evidence"], heads),
-            disagreement_per_head=frame(parts["disagreement"], heads),
-            noise_variance=frame(parts["noise"]),
+    def _moments(self, fh, diagnostics: dict | None = None) -> SeriesForecasts:
+        """Every forecast at ``fh`` in the column order of fit's ``y``, calibrated (see
+        :func:`~levy_sklearn._series_forecasts.series_forecasts`)."""
+        return series_forecasts(
+            self._spec,
+            self._series,
+            (self.channel_mean_, self.series_mean_, self.series_scale_),
+            self.net_,
+            self.calibration_,
+            (fh, self.cutoff, self._step),
+            self._index_names,
+            list(self._get_columns("predict")),
+            diagnostics,
         )
 
     def _predict_proba(self, fh, X=None, marginal=True):
@@ -757,74 +551,6 @@ class LevyForecaster(LevyHyperparameters, BaseForecaster):
             mean + side * sd * self.calibration_.quantile(c, channels, lead) for c, side in levels
         ]
         return rows, np.stack(values, axis=2).reshape(len(rows), -1)
-
-    def predict_interval(self, fh=None, X=None, coverage=0.90):
-        """Central prediction intervals, calibrated at each coverage level.
-
-        ``mean ± q(coverage)·σ`` with ``q`` the split-conformal quantile of the σ-normalised
-        error for the forecast's channel and lead (see ``calibration_``; the Normal's
-        quantile when nothing was calibrated). This override reads integer coverages as
-        floats, which sktime's check refuses with a ``TypeError``.
-
-        Parameters
-        ----------
-        fh : int, list, pd.Index or ForecastingHorizon, optional
-            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
-        coverage : float or list of float, default=0.90
-            Nominal coverage(s), each strictly between 0 and 1 (ints are read as floats).
-
-        Returns
-        -------
-        pd.DataFrame
-            sktime's interval format: columns ``(variable, coverage, "lower"/"upper")``.
-
-        Examples
-        --------
-        >>> from sktime.datasets import load_airline
-        >>> from levy_sklearn.forecaster import LevyForecaster
-        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
-        >>> intervals = forecaster.predict_interval(fh=[1, 2], coverage=[0.5, 0.9])
-        >>> intervals.shape  # columns (variable, coverage, "lower"/"upper")
-        (2, 4)
-        >>> lower, upper = intervals.xs(0.9, axis=1, level=1).to_numpy().T
-        >>> bool((lower < upper).all())
-        True
-        """
-        return super().predict_interval(fh=fh, X=X, coverage=as_floats(coverage))
-
-    def predict_quantiles(self, fh=None, X=None, alpha=None):
-        """Quantile forecasts of the calibrated distribution (see :meth:`predict_interval`).
-
-        This override reads integer levels as floats, which sktime's check refuses with a
-        ``TypeError``.
-
-        Parameters
-        ----------
-        fh : int, list, pd.Index or ForecastingHorizon, optional
-            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
-        alpha : float or list of float, optional
-            Quantile levels, each strictly between 0 and 1 (ints are read as floats);
-            sktime's default ``[0.05, 0.95]`` when omitted.
-
-        Returns
-        -------
-        pd.DataFrame
-            sktime's quantile format: columns ``(variable, alpha)``.
-
-        Examples
-        --------
-        >>> from sktime.datasets import load_airline
-        >>> from levy_sklearn.forecaster import LevyForecaster
-        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
-        >>> q = forecaster.predict_quantiles(fh=[1, 2], alpha=[0.1, 0.5, 0.9])
-        >>> q.shape, bool((q.iloc[:, 0] < q.iloc[:, 2]).all())
-        ((2, 3), True)
-        """
-        return super().predict_quantiles(fh=fh, X=X, alpha=as_floats(alpha))
 
     @classmethod
     def get_test_params(cls, parameter_set: str = "default") -> list[dict]:

@@ -1,0 +1,185 @@
+"""The forecaster's public outputs beyond sktime's own.
+
+:class:`ForecastOutputs` is a mixin of :class:`~levy_sklearn.forecaster.LevyForecaster`,
+listed before sktime's ``BaseForecaster`` among its bases: the uncertainty breakdown
+(``predict_uncertainty``), the fitted index names (``index_names_``), and sktime's
+``predict_interval`` and ``predict_quantiles`` reading integer levels as floats (sktime's
+check fails on an int with a ``TypeError``, where ``coverage=1`` deserves its clear "open
+interval" error). It reads the forecaster's ``_moments``, so that every output comes from one
+calibrated set of moments, and keeps :mod:`levy_sklearn.forecaster` to sktime's shell: tags,
+parameters and private methods.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import Bunch
+
+from ._panel import as_floats
+
+__all__ = ["ForecastOutputs"]
+
+
+class ForecastOutputs:
+    """Public outputs of a forecaster that defines ``_moments(fh, diagnostics)`` (rows,
+    mean, calibrated variance, ...; see ``LevyForecaster._moments``) on top of sktime's
+    ``BaseForecaster``."""
+
+    @property
+    def index_names_(self) -> list:
+        """Names of the index levels of the fitted ``y`` (instance levels, then time).
+
+        Returns
+        -------
+        list
+            One name per level (``None`` for an unnamed one).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> y = pd.Series(np.arange(30.0), index=pd.RangeIndex(30, name="t"))
+        >>> LevyForecaster(max_epochs=1, d_model=8, n_heads=2).fit(y).index_names_
+        ['t']
+        """
+        self.check_is_fitted()
+        return list(self._index_names)
+
+    def predict_uncertainty(self, fh=None, X=None) -> Bunch:
+        """Per-forecast uncertainty breakdown: why is a forecast uncertain?
+
+        The forecaster's twin of
+        :meth:`LevyAttentionRegressor.predict_uncertainty
+        <levy_sklearn.regressor.LevyAttentionRegressor.predict_uncertainty>`, per channel and
+        forecast time.
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+
+        Returns
+        -------
+        Bunch
+            DataFrames indexed like :meth:`predict_var` (one row per forecast time, and per
+            series of a panel), one column per channel:
+            ``mean`` and ``std``: as ``predict`` and ``sqrt(predict_var)`` (calibrated, and
+            floored beyond ``max_horizon``).
+            ``evidence``: expected number of Poisson points supporting the forecast, summed
+            over the output layer's heads; low where little was observed near the forecast
+            time. ``disagreement``: spread of the attended values through the readout,
+            summed over heads, in squared data units (calibrated like the variance); high
+            where the context conflicts. Neither is floored beyond
+            ``max_horizon``. ``evidence_per_head``, ``disagreement_per_head``: the same per
+            head, columns ``(channel, head)``. For ``attention="softmax"`` evidence and
+            disagreement are 0. ``noise_variance``: the learned noise variance inside
+            ``std²`` in squared data units (rescaled like it): 0 for the Lévy forecaster,
+            whose σ comes from the Lévy layer alone; the variance head, all of ``std²``, for
+            the softmax twin.
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> u = forecaster.predict_uncertainty(fh=[1, 2, 3])
+        >>> sorted(u)  # doctest: +NORMALIZE_WHITESPACE
+        ['disagreement', 'disagreement_per_head', 'evidence', 'evidence_per_head', 'mean',
+         'noise_variance', 'std']
+        >>> u.std.shape, u.evidence_per_head.shape  # (fh, channels), (fh, channels x heads)
+        ((3, 1), (3, 4))
+        >>> bool((u.std.to_numpy() > 0).all())
+        True
+        """
+        self.check_is_fitted()
+        fh = self._check_fh(fh)
+        parts: dict = {}
+        rows, mean, var, *_ = self._moments(fh, parts)
+        columns = self._get_columns("predict_var")
+        heads = pd.MultiIndex.from_product(
+            [columns, range(parts["evidence"].shape[-1])], names=[None, "head"]
+        )
+
+        def frame(a, cols=columns):
+            return pd.DataFrame(a.reshape(len(rows), -1), index=rows, columns=cols)
+
+        return Bunch(
+            mean=frame(mean),
+            std=frame(np.sqrt(var)),
+            evidence=frame(parts["evidence"].sum(-1)),
+            disagreement=frame(parts["disagreement"].sum(-1)),
+            evidence_per_head=frame(parts["evidence"], heads),
+            disagreement_per_head=frame(parts["disagreement"], heads),
+            noise_variance=frame(parts["noise"]),
+        )
+
+    def predict_interval(self, fh=None, X=None, coverage=0.90):
+        """Central prediction intervals, calibrated at each coverage level.
+
+        ``mean ± q(coverage)·σ`` with ``q`` the split-conformal quantile of the σ-normalised
+        error for the forecast's channel and lead (see ``calibration_``; the Normal's
+        quantile when nothing was calibrated). This override reads integer coverages as
+        floats, which sktime's check refuses with a ``TypeError``.
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+        coverage : float or list of float, default=0.90
+            Nominal coverage(s), each strictly between 0 and 1 (ints are read as floats).
+
+        Returns
+        -------
+        pd.DataFrame
+            sktime's interval format: columns ``(variable, coverage, "lower"/"upper")``.
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> intervals = forecaster.predict_interval(fh=[1, 2], coverage=[0.5, 0.9])
+        >>> intervals.shape  # columns (variable, coverage, "lower"/"upper")
+        (2, 4)
+        >>> lower, upper = intervals.xs(0.9, axis=1, level=1).to_numpy().T
+        >>> bool((lower < upper).all())
+        True
+        """
+        return super().predict_interval(fh=fh, X=X, coverage=as_floats(coverage))
+
+    def predict_quantiles(self, fh=None, X=None, alpha=None):
+        """Quantile forecasts of the calibrated distribution (see :meth:`predict_interval`).
+
+        This override reads integer levels as floats, which sktime's check refuses with a
+        ``TypeError``.
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+        alpha : float or list of float, optional
+            Quantile levels, each strictly between 0 and 1 (ints are read as floats);
+            sktime's default ``[0.05, 0.95]`` when omitted.
+
+        Returns
+        -------
+        pd.DataFrame
+            sktime's quantile format: columns ``(variable, alpha)``.
+
+        Examples
+        --------
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> q = forecaster.predict_quantiles(fh=[1, 2], alpha=[0.1, 0.5, 0.9])
+        >>> q.shape, bool((q.iloc[:, 0] < q.iloc[:, 2]).all())
+        ((2, 3), True)
+        """
+        return super().predict_quantiles(fh=fh, X=X, alpha=as_floats(alpha))
