@@ -307,7 +307,6 @@ class LeadCalibration:
         n_channels: int,
         weights: np.ndarray | None = None,
         levels: np.ndarray | None = None,
-        subjects: np.ndarray | None = None,
     ) -> LeadCalibration:
         """Calibrate from held-out forecasts, the mean shrunk towards its anchor by lead.
 
@@ -343,13 +342,6 @@ class LeadCalibration:
             history's forecast can move from its last observation towards the population
             as the lead grows, where that forecast the held-out subjects better. ``None``:
             ``u = 0``.
-        subjects : ndarray of shape (n,) or None, default=None
-            The held-out subject (series) of each forecast. Given, a pull is kept only
-            where it holds across subjects: fitted on every other subject of the channel
-            and bin and scored on the rest, both ways, it must beat the best ``(w, 0)``
-            fitted and scored the same way (:func:`_pull_holds_across_subjects`);
-            otherwise ``u = 0``. A pull fitted on a few subjects can follow their levels
-            rather than the population's. ``None``: no such check.
 
         Returns
         -------
@@ -382,12 +374,9 @@ class LeadCalibration:
         pull = np.zeros((n_channels, centres.size))
         for ch, b, members in _groups(channels, bins, n_channels, centres.size):
             forecast = w_pairs * means[members, None] + u_pairs * levels[members, None]
-            errors = np.abs(targets[members, None] - forecast)
-            allowed, no_pull = np.ones(u_pairs.size, bool), u_pairs == 0
-            if u_grid.size > 1 and subjects is not None:
-                held = (errors, weights[members], subjects[members], no_pull)
-                allowed = allowed if _pull_holds_across_subjects(*held) else no_pull
-            best = _first_best(weights[members] @ errors, allowed)
+            err = weights[members] @ np.abs(targets[members, None] - forecast)
+            # Equal errors may differ in the last bits (the product's summation order).
+            best = np.flatnonzero(err <= err.min() * (1 + 1e-12))[0]
             weight[ch, b], pull[ch, b] = w_pairs[best], u_pairs[best]
         shrunk = (
             _read_at(weight, channels, leads, edges, centres) * means
@@ -614,33 +603,6 @@ def _groups(channels: np.ndarray, bins: np.ndarray, n_channels: int, n_bins: int
             yield ch, b, members
 
 
-def _first_best(err: np.ndarray, allowed: np.ndarray) -> int:
-    """Index of the least of the ``allowed`` errors, the first of a tie (equal errors may
-    differ in the last bits: the product's summation order)."""
-    err = np.where(allowed, err, np.inf)
-    return int(np.flatnonzero(err <= err.min() * (1 + 1e-12))[0])
-
-
-def _pull_holds_across_subjects(
-    errors: np.ndarray, weights: np.ndarray, subjects: np.ndarray, no_pull: np.ndarray
-) -> bool:
-    """Whether the best ``(w, u)`` pair beats the best pair without pull (``no_pull``) on
-    subjects it was not fitted on: the subjects (sorted ids) are dealt alternately into two
-    halves, each half's best pairs score the other half, and the pull is kept if its
-    summed cross-subject error is the smaller. ``errors``: ``(n, n_pairs)`` absolute
-    errors, ``weights``: ``(n,)``."""
-    ids = np.unique(subjects)
-    if ids.size < 2:
-        return False
-    half = np.isin(subjects, ids[1::2])
-    cross = np.zeros(2)
-    for fit, test in ((half, ~half), (~half, half)):
-        err = weights[fit] @ errors[fit]
-        for k, allowed in enumerate((np.ones_like(no_pull), no_pull)):
-            cross[k] += weights[test] @ errors[test, _first_best(err, allowed)]
-    return bool(cross[0] < cross[1])
-
-
 def _read_at(
     table: np.ndarray,
     channels: np.ndarray,
@@ -701,11 +663,10 @@ def held_out_forecasts(
     """``net``'s forecasts of held-out ``windows``: targets, means and σ in the windows'
     normalised units (measured from each window's level, the anchor), channels, leads (the
     time from the channel's last context observation to the target), weights (each
-    window's forecasts of a channel weigh 1 together), the population's level (see
-    :func:`population_levels`) and the series of each forecast (its index among the
-    ``windows``' series), the inputs of :meth:`LeadCalibration.fit_forecasts`."""
+    window's forecasts of a channel weigh 1 together) and the population's level (see
+    :func:`population_levels`), the inputs of :meth:`LeadCalibration.fit_forecasts`."""
     if not windows.series.size:
-        return (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 3 + (np.empty(0, int),)
+        return (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 3
     out = net.predict_moments(windows.tokens)
     chans = windows.tokens["query_channels"]
     ages = channel_ages(windows.tokens, n_channels)
@@ -727,7 +688,6 @@ def held_out_forecasts(
         population_levels(
             population, windows.series[:, None], chans, windows.query_loc, windows.query_scale
         )[held],
-        np.broadcast_to(windows.series[:, None], held.shape)[held],
     )
 
 
@@ -738,14 +698,11 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
     (:meth:`LeadCalibration.fit_forecasts`); with too few of them, the Normal's with a
     warning that says how to hold out more."""
     pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
-    # Series indexes count within each part (a fold of held-out series): one id per series.
-    offsets = np.cumsum([0] + [int(p[7].max(initial=-1)) + 1 for p in parts[:-1]])
-    subjects = np.concatenate([p[7] + o for p, o in zip(parts, offsets, strict=True)])
     reason = "no calibration window could be cut"
     if pooled[0].size:
         try:
             return LeadCalibration.fit_forecasts(
-                *pooled[:5], n_channels, weights=pooled[5], levels=pooled[6], subjects=subjects
+                *pooled[:5], n_channels, weights=pooled[5], levels=pooled[6]
             )
         except ValueError as err:  # too few held-out forecasts for a channel
             reason = str(err)

@@ -228,37 +228,3 @@ def test_pull_towards_the_population_level_is_the_least_absolute_error_pair():
     # Without levels nothing is pulled, and the mean weight is the one-parameter fit's.
     plain = LeadCalibration.fit_forecasts(t, m, s, ch, lead, 1, levels=np.zeros(t.size))
     assert not plain.level_weight.any()
-
-
-def _subject_forecasts(rng, n_subjects, per_subject, pull, offset=1.0):
-    """Held-out forecasts of ``n_subjects`` subjects: each subject's targets sit at its own
-    offset (standard deviation ``offset``) plus ``pull`` times its population level
-    (relative to the anchor); the network's mean is 0, so only the pull can help."""
-    subjects = np.repeat(np.arange(n_subjects), per_subject)
-    levels = rng.normal(size=n_subjects)[subjects] + 0.1 * rng.normal(size=subjects.size)
-    offsets = offset * rng.normal(size=n_subjects)[subjects]
-    targets = pull * levels + offsets + 0.3 * rng.normal(size=subjects.size)
-    n = subjects.size
-    return targets, np.zeros(n), np.ones(n), np.zeros(n, int), np.zeros(n), levels, subjects
-
-
-def test_a_pull_is_kept_only_where_it_holds_across_subjects():
-    """Six subjects whose targets do not depend on the population's level: the pull fitted
-    on them follows their offsets, and forecasts fresh subjects worse than no pull; checked
-    across subjects it is dropped, and fresh subjects' mean absolute error falls (over 60
-    replications: 0.868 → 0.847 when written). Forty subjects with a real pull of 0.5 and
-    offsets half as spread: the check keeps it (with offsets as spread it dropped 15 %)."""
-    rng = np.random.default_rng(3)
-    guarded_err, plain_err, kept = [], [], []
-    for _ in range(60):
-        t, m, s, ch, lead, lev, subj = _subject_forecasts(rng, 6, 30, pull=0.0)
-        plain = LeadCalibration.fit_forecasts(t, m, s, ch, lead, 1, levels=lev)
-        guarded = LeadCalibration.fit_forecasts(t, m, s, ch, lead, 1, levels=lev, subjects=subj)
-        t, m, *_, lev, _ = _subject_forecasts(rng, 200, 5, pull=0.0)
-        plain_err.append(np.abs(t - plain.level_weight[0, 0] * lev).mean())
-        guarded_err.append(np.abs(t - guarded.level_weight[0, 0] * lev).mean())
-        t, m, s, ch, lead, lev, subj = _subject_forecasts(rng, 40, 30, pull=0.5, offset=0.5)
-        real = LeadCalibration.fit_forecasts(t, m, s, ch, lead, 1, levels=lev, subjects=subj)
-        kept.append(real.level_weight[0, 0])
-    assert np.mean(guarded_err) < np.mean(plain_err)
-    assert np.mean(np.asarray(kept) >= 0.3) >= 0.95
