@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from scipy.stats import norm
-from sklearn.isotonic import isotonic_regression
 
 if TYPE_CHECKING:  # annotations only: uncertainty sits below the training loop
     from .training import LevyNeuralNet
@@ -283,7 +282,6 @@ class LeadCalibration:
         quantiles = np.empty((n_channels, n_bins, LEVELS.size))
         second = np.empty((n_channels, n_bins))
         n_scores = np.zeros((n_channels, n_bins), dtype=np.int64)
-        bin_weight = np.zeros((n_channels, n_bins))
         for ch, b, members in _groups(channels, bins, n_channels, n_bins):
             order = np.argsort(scores[members], kind="stable")
             s, w = scores[members][order], weights[members][order]
@@ -292,12 +290,10 @@ class LeadCalibration:
             rank = np.searchsorted(cum, LEVELS * (cum[-1] + 1) * (1 - 1e-12), side="left")
             quantiles[ch, b] = s[np.minimum(rank, s.size - 1)]
             second[ch, b] = np.average(s**2, weights=w)
-            n_scores[ch, b], bin_weight[ch, b] = s.size, cum[-1]
-        # Never narrower further ahead: the least-squares non-decreasing fit over the bins
-        # (each weighing its scores' weight), which averages a wide near bin with the
-        # narrower ones after it where a running maximum would carry it to every lead.
-        quantiles = _non_decreasing(quantiles, bin_weight)
-        second = _non_decreasing(second, bin_weight)
+            n_scores[ch, b] = s.size
+        # Never narrower further ahead.
+        quantiles = np.maximum.accumulate(quantiles, axis=1)
+        second = np.maximum.accumulate(second, axis=1)
         return cls(quantiles, second, edges, n_scores, centres, mean_weight, level_weight)
 
     @classmethod
@@ -593,18 +589,6 @@ def _lead_bins(
         [np.median(leads[bins == b]) if (bins == b).any() else lower[b] for b in range(n_bins)]
     )
     return edges, bins, np.maximum.accumulate(centres)
-
-
-def _non_decreasing(table: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``table`` (channel × bin [× level]) made non-decreasing over the bins by weighted
-    isotonic regression, per channel and level; order-preserving, so quantiles stay
-    non-decreasing in the level."""
-    out = np.empty_like(table)
-    for ch in range(table.shape[0]):
-        rows = table[ch].reshape(table.shape[1], -1)
-        fitted = [isotonic_regression(r, sample_weight=weights[ch]) for r in rows.T]
-        out[ch] = np.stack(fitted, axis=-1).reshape(table[ch].shape)
-    return out
 
 
 def _groups(channels: np.ndarray, bins: np.ndarray, n_channels: int, n_bins: int):
