@@ -127,7 +127,9 @@ class LeadCalibration:
     and by lead bin (quantiles of the held-out leads, at most five bins, each with at least
     30 scores per channel; fewer scores give fewer bins). For every stored level ``c`` the
     factor is the conformal quantile, the ``⌈(n + 1)c⌉``-th smallest score (the largest where
-    ``n`` is too small for ``c``), made non-decreasing in lead: a forecast further ahead is
+    ``n`` is too small for ``c``; with weights, the smallest score whose cumulative weight
+    reaches ``c·(W + W/n_o)``: a new forecast weighs what one of the ``n_o`` held-out origins
+    weighs in the bin on average), made non-decreasing in lead: a forecast further ahead is
     never given a narrower interval than a nearer one. A forecast's factor is read linearly
     in lead between the bins' median leads (``centres``), so that it follows the lead within
     a bin too; flat beyond the outer centres (nearer than the first, a little wide). The
@@ -272,13 +274,20 @@ class LeadCalibration:
         mean_weight: np.ndarray | None = None,
         weights: np.ndarray | None = None,
         level_weight: np.ndarray | None = None,
+        origins: np.ndarray | None = None,
     ) -> LeadCalibration:
         """The weighted conformal quantiles and second moments of ``scores`` per channel and
-        bin. A new forecast weighs 1, as one held-out origin does: the level-``c`` quantile
-        is the smallest score whose cumulative weight reaches ``c·(W + 1)``, ``W`` the
-        group's total weight (with unit weights, the ``⌈(n + 1)c⌉``-th smallest)."""
+        bin. A new forecast weighs what a held-out origin weighs in the group on average,
+        ``W / n_o`` (``W`` the group's total weight, ``n_o`` its distinct ``origins``; one
+        origin per score when ``None``): the level-``c`` quantile is the smallest score
+        whose cumulative weight reaches ``c·(W + W / n_o)``. With unit weights that is the
+        ``⌈(n + 1)c⌉``-th smallest; with each origin's weight spread over its forecasts'
+        lead bins, a new origin weighs in a bin the share a held-out one has there (the
+        pooled conformal quantile of two-level data: origins exchangeable, each weighing
+        the same), where a whole unit would err wide on panels of few origins."""
         n_bins = centres.size
         weights = np.ones_like(scores) if weights is None else weights
+        origins = np.arange(scores.size) if origins is None else origins
         quantiles = np.empty((n_channels, n_bins, LEVELS.size))
         second = np.empty((n_channels, n_bins))
         n_scores = np.zeros((n_channels, n_bins), dtype=np.int64)
@@ -287,7 +296,8 @@ class LeadCalibration:
             s, w = scores[members][order], weights[members][order]
             cum = np.cumsum(w)
             # A relative tolerance: unit weights must give exactly the unweighted ranks.
-            rank = np.searchsorted(cum, LEVELS * (cum[-1] + 1) * (1 - 1e-12), side="left")
+            new = cum[-1] / np.unique(origins[members]).size
+            rank = np.searchsorted(cum, LEVELS * (cum[-1] + new) * (1 - 1e-12), side="left")
             quantiles[ch, b] = s[np.minimum(rank, s.size - 1)]
             second[ch, b] = np.average(s**2, weights=w)
             n_scores[ch, b] = s.size
@@ -307,6 +317,7 @@ class LeadCalibration:
         n_channels: int,
         weights: np.ndarray | None = None,
         levels: np.ndarray | None = None,
+        origins: np.ndarray | None = None,
     ) -> LeadCalibration:
         """Calibrate from held-out forecasts, the mean shrunk towards its anchor by lead.
 
@@ -342,6 +353,10 @@ class LeadCalibration:
             history's forecast can move from its last observation towards the population
             as the lead grows, where that forecast the held-out subjects better. ``None``:
             ``u = 0``.
+        origins : ndarray of shape (n,) or None, default=None
+            The held-out origin (window) of each forecast: a new forecast weighs in the
+            conformal quantiles what an origin weighs in its channel and lead bin on average
+            (see the class docstring); ``None``: each forecast is its own origin.
 
         Returns
         -------
@@ -384,7 +399,7 @@ class LeadCalibration:
         )
         scores = np.abs(targets - shrunk) / sigmas
         return cls._from_scores(
-            scores, channels, bins, edges, centres, n_channels, weight, weights, pull
+            scores, channels, bins, edges, centres, n_channels, weight, weights, pull, origins
         )
 
     def mean_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
@@ -663,10 +678,11 @@ def held_out_forecasts(
     """``net``'s forecasts of held-out ``windows``: targets, means and σ in the windows'
     normalised units (measured from each window's level, the anchor), channels, leads (the
     time from the channel's last context observation to the target), weights (each
-    window's forecasts of a channel weigh 1 together) and the population's level (see
-    :func:`population_levels`), the inputs of :meth:`LeadCalibration.fit_forecasts`."""
+    window's forecasts of a channel weigh 1 together), the population's level (see
+    :func:`population_levels`) and the window (origin) of each forecast, the inputs of
+    :meth:`LeadCalibration.fit_forecasts`."""
     if not windows.series.size:
-        return (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 3
+        return (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 3 + (np.empty(0, int),)
     out = net.predict_moments(windows.tokens)
     chans = windows.tokens["query_channels"]
     ages = channel_ages(windows.tokens, n_channels)
@@ -688,6 +704,7 @@ def held_out_forecasts(
         population_levels(
             population, windows.series[:, None], chans, windows.query_loc, windows.query_scale
         )[held],
+        np.broadcast_to(np.arange(held.shape[0])[:, None], held.shape)[held],
     )
 
 
@@ -698,11 +715,14 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
     (:meth:`LeadCalibration.fit_forecasts`); with too few of them, the Normal's with a
     warning that says how to hold out more."""
     pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
+    # Window indexes count within each part: one id per held-out origin across the parts.
+    offsets = np.cumsum([0] + [int(p[7].max(initial=-1)) + 1 for p in parts[:-1]])
+    origins = np.concatenate([p[7] + o for p, o in zip(parts, offsets, strict=True)])
     reason = "no calibration window could be cut"
     if pooled[0].size:
         try:
             return LeadCalibration.fit_forecasts(
-                *pooled[:5], n_channels, weights=pooled[5], levels=pooled[6]
+                *pooled[:5], n_channels, weights=pooled[5], levels=pooled[6], origins=origins
             )
         except ValueError as err:  # too few held-out forecasts for a channel
             reason = str(err)
