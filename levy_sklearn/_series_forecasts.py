@@ -63,9 +63,9 @@ def series_forecasts(
     """
     axis, keys, frames = spec.axis, list(series), list(series.values())
     channel_mean, series_mean, series_scale = scaling
-    indexes = axis.forecast_indexes(
-        fh[0], [f.index[-1] for f in frames], *fh[1:], getattr(frames[0].index, "tz", None)
-    )
+    horizon, cutoff, step = fh
+    ends, tz = [f.index[-1] for f in frames], getattr(frames[0].index, "tz", None)
+    indexes = axis.forecast_indexes(horizon, ends, cutoff, step, tz)
     n_ch = series_mean.shape[1]
     times, values = standardised(axis, list(series.items()), series_mean, series_scale)
     at = [axis.times(index) for index in indexes]

@@ -295,8 +295,8 @@ class LeadCalibration:
             order = np.argsort(scores[members], kind="stable")
             s, w = scores[members][order], weights[members][order]
             cum = np.cumsum(w)
-            # A relative tolerance: unit weights must give exactly the unweighted ranks.
             new = cum[-1] / np.unique(origins[members]).size
+            # A relative tolerance: unit weights must give exactly the unweighted ranks.
             rank = np.searchsorted(cum, LEVELS * (cum[-1] + new) * (1 - 1e-12), side="left")
             quantiles[ch, b] = s[np.minimum(rank, s.size - 1)]
             second[ch, b] = np.average(s**2, weights=w)
@@ -714,15 +714,15 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
     window's level where that forecast the held-out data better
     (:meth:`LeadCalibration.fit_forecasts`); with too few of them, the Normal's with a
     warning that says how to hold out more."""
-    pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
     # Window indexes count within each part: one id per held-out origin across the parts.
     offsets = np.cumsum([0] + [int(p[7].max(initial=-1)) + 1 for p in parts[:-1]])
-    origins = np.concatenate([p[7] + o for p, o in zip(parts, offsets, strict=True)])
+    parts = [(*p[:7], p[7] + o) for p, o in zip(parts, offsets, strict=True)]
+    pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
     reason = "no calibration window could be cut"
     if pooled[0].size:
         try:
             return LeadCalibration.fit_forecasts(
-                *pooled[:5], n_channels, weights=pooled[5], levels=pooled[6], origins=origins
+                *pooled[:5], n_channels, weights=pooled[5], levels=pooled[6], origins=pooled[7]
             )
         except ValueError as err:  # too few held-out forecasts for a channel
             reason = str(err)
