@@ -73,6 +73,7 @@ SAMPLE_WEIGHT = "sample_weight"
 _SQRT_PI = math.sqrt(math.pi)
 # Re-entrant: predict_moments (seeded) may run inside a seeded training block.
 _RNG_LOCK = threading.RLock()
+_TORCH_VERSION = tuple(int(part) for part in torch.__version__.split(".")[:2])
 
 
 def gaussian_crps_torch(mean: Tensor, variance: Tensor, y: Tensor) -> Tensor:
@@ -790,6 +791,12 @@ class TrainingSpec:
     lags_lr: float = 1.0
 
 
+def _fused_adamw(device: str) -> bool:
+    """Whether torch has a fused AdamW for ``device`` (CUDA, and the CPU from torch 2.4)."""
+    kind = torch.device(device).type
+    return kind == "cuda" or (kind == "cpu" and _TORCH_VERSION >= (2, 4))
+
+
 def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet:
     """Build (not train) the skorch net of a network and a training spec.
 
@@ -846,6 +853,7 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
                 ("early_stopping", EarlyStopping(patience=run.patience, load_best=True))
             )
     module = {f"module__{name}": value for name, value in asdict(network).items()}
+    device = check_device(run.device)
     return LevyNeuralNet(
         module=LevyNet,
         **module,
@@ -854,7 +862,9 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
         criterion__loss=run.loss,
         optimizer=torch.optim.AdamW,
         optimizer__weight_decay=run.weight_decay,
-        optimizer__foreach=True,
+        # One fused kernel for the whole AdamW update (CPU from torch 2.4): at the regressor's
+        # 54 parameter tensors it took 0.17 ms a step against foreach's 0.61 (session 19).
+        **{f"optimizer__{'fused' if _fused_adamw(device) else 'foreach'}": True},
         optimizer__param_groups=param_groups,
         lr=run.lr,
         max_epochs=run.epochs,
@@ -867,7 +877,7 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
         iterator_valid__collate_fn=default_convert,
         # Shuffling draws from torch's global RNG, which fit_levy_net seeds.
         iterator_train__shuffle=True,
-        device=check_device(run.device),
+        device=device,
         verbose=run.verbose,
         # With verbose > 0 skorch's epoch table is printed above the progress bar.
         callbacks__print_log=EpochTable,

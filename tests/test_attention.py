@@ -8,7 +8,7 @@ import pytest
 import torch
 from scipy import special, stats
 
-from levy_sklearn import psi
+from levy_sklearn import attention, psi
 from levy_sklearn.attention import KeySet, LevyAttention, SoftmaxAttention, readout_moments
 
 GRID = np.logspace(-8, 6, 141)
@@ -219,18 +219,26 @@ def _moments(layer, q, kv, qt, kt, mask):
     return layer.moments(q, KeySet(kv, kv, kt, mask), qt)
 
 
+@pytest.mark.parametrize("n_key", [6, 80])
 @pytest.mark.parametrize("seed", range(3))
-def test_fused_forward_equals_closed_form_mean(seed):
+def test_fused_forward_equals_closed_form_mean(seed, n_key, monkeypatch):
     layer = random_layer(
         seed, n_heads=3, n_windowed=seed % 3, rate=10.0 ** (seed - 1), count_prior=seed == 1
     )
-    q, kv, qt, kt, mask = random_inputs(seed)
+    q, kv, qt, kt, mask = random_inputs(seed, n_key=n_key)
     m = layer.moments(q, KeySet(kv, kv, kt, mask), qt)
     expected = m.mean.transpose(1, 2).reshape(q.shape)
     torch.testing.assert_close(layer(q, KeySet(kv, kv, kt, mask), qt), expected)
-    # Without autograd, forward takes the kernel's logsumexp instead of the sentinel key.
+    # Without autograd, over many keys, forward takes the CPU kernel's logsumexp instead of
+    # the sentinel key (over few keys _Attend does: the kernel is slower there).
+    kernel_calls = []
+    kernel = attention._FLASH_CPU
+    monkeypatch.setattr(
+        attention, "_FLASH_CPU", lambda *a, **k: kernel_calls.append(1) or kernel(*a, **k)
+    )
     with torch.no_grad():
         torch.testing.assert_close(layer(q, KeySet(kv, kv, kt, mask), qt), expected)
+    assert bool(kernel_calls) == (n_key >= attention._FUSE_MIN_KEYS)
     all_padded = torch.ones_like(mask)
     m0 = layer.moments(q, KeySet(kv, kv, kt, all_padded), qt)
     for grad in (True, False):
@@ -243,9 +251,8 @@ def test_fused_forward_equals_closed_form_mean(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_fused_readout_equals_materialised_readout(seed):
-    # Without autograd, readout runs fused kernels over (s, s²) columns in groups of head_dim
-    # (here 3, so 5 targets need 4 groups); it must equal moments + readout_moments, which
-    # the sampler tests verify.
+    # Without autograd, readout's one pass over the stacked (s, s²) value columns must equal
+    # moments + readout_moments, which the sampler tests verify.
     layer = random_layer(
         seed, n_heads=2, n_windowed=seed % 3, rate=10.0 ** (seed - 2), count_prior=seed % 2 == 1
     )
