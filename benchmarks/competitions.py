@@ -324,8 +324,9 @@ def run_levy(
     ----------
     data : Dataset
         The competition set.
-    method : {"global", "zero-shot"}
-        One fit on the panel, or ``pretrain`` on the panel and a fit per series.
+    method : {"global", "zero-shot", "pretrained-global"}
+        One fit on the panel, ``pretrain`` on the panel and a fit per series, or (ablations
+        only) ``pretrain`` on the panel and one fit on the whole panel.
     seed : int
         ``random_state``.
     params : dict, optional
@@ -340,7 +341,9 @@ def run_levy(
     rows = list(range(len(data.ids)))
     f = LevyForecaster(max_horizon=data.h, random_state=seed, **(params or {}))
     start = time.process_time()
-    if method == "global":
+    if method in ("global", "pretrained-global"):
+        if method == "pretrained-global":
+            f.pretrain(panel)
         f.fit(panel)
         mean, q, lower, upper = levy_predictions(f, data.h)
     else:
@@ -354,7 +357,7 @@ def run_levy(
         lower = {c: np.concatenate([p[2][c] for p in parts]) for c in COVERAGES}
         upper = {c: np.concatenate([p[3][c] for p in parts]) for c in COVERAGES}
     cpu = time.process_time() - start
-    if method == "global":  # untimed check: rows series-major in the panel's order
+    if method != "zero-shot":  # untimed check: rows series-major in the panel's order
         order = f.predict(fh=list(range(1, data.h + 1)))["y"].index.get_level_values(0)
         if list(order) != list(np.repeat(data.ids, data.h)):
             raise RuntimeError("LevyForecaster's predictions are not in the panel's order")

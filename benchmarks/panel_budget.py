@@ -7,7 +7,9 @@ monthly and quarterly, each with its competition split), never on the ones
 
 Each run fits ONE global ``LevyForecaster(max_horizon=h, random_state=seed, **params)`` on a
 set's training panel and forecasts every series' test part, as ``competitions.py``'s
-``Levy global`` does (same predictions, same per-series scores); ``--label`` names the
+``Levy global`` does (same predictions, same per-series scores); with ``--method
+pretrained-global`` it first pretrains on that panel (σ calibrated on held-out series) and
+then fits the whole panel with the pretrained network; ``--label`` names the
 setting and ``--params`` gives its forecaster parameters as JSON. Every run writes one JSON
 to ``results/panel_budget_runs/`` (``<dataset>__<label>__seed<seed>__<commit>.json``,
 append-only: an existing file is refused unless ``--force``); ``--report`` writes
@@ -42,8 +44,11 @@ RUNS = RESULTS / "panel_budget_runs"
 SHOWN = ["MASE", "scaled CRPS", "SQL", "cov90"]
 
 
-def run(names: list[str], label: str, params: dict, seeds: list[int], force: bool) -> None:
-    """Fit and score the setting ``params`` (named ``label``) on every set and seed."""
+def run(
+    names: list[str], label: str, params: dict, seeds: list[int], force: bool, method: str
+) -> None:
+    """Fit and score the setting ``params`` (named ``label``) on every set and seed, by
+    ``method`` (see :func:`~benchmarks.competitions.run_levy`)."""
     import torch
 
     torch.set_num_threads(1)
@@ -57,11 +62,12 @@ def run(names: list[str], label: str, params: dict, seeds: list[int], force: boo
             out = RUNS / f"{name}__{label}__seed{seed}__{commit}.json"
             if out.exists() and not force:
                 raise SystemExit(f"{out} exists: runs are append-only (--force to redo).")
-            forecast, cpu, resolved = run_levy(data, "global", seed, params)
+            forecast, cpu, resolved = run_levy(data, method, seed, params)
             record = {
                 "dataset": name,
                 "label": label,
                 "params": params,
+                "method": method,
                 "seed": seed,
                 "commit": commit,
                 "dirty": dirty,
@@ -118,7 +124,10 @@ def report(baseline: str) -> None:
         commit=("commit", lambda c: ",".join(sorted(set(c)))),
     )
     overall = table.groupby("label")[ratios].mean()
-    params = {r["label"]: json.dumps(r["params"]) for r in runs.values()}
+    params = {
+        r["label"]: f"{r.get('method', 'global')}: {json.dumps(r['params'])}"
+        for r in runs.values()
+    }
     commits = sorted({r["commit"] for r in runs.values()})
     lines = [
         "# How long one global LevyForecaster trains on a panel: ablation",
@@ -130,7 +139,7 @@ def report(baseline: str) -> None:
         "`competitions.md`; CPU s of fit + predictions, one thread on a shared machine. "
         "Hand-kept notes: `panel_budget_notes.md`.",
         "",
-        "| label | LevyForecaster parameters |",
+        "| label | method: LevyForecaster parameters |",
         "|:--|:--|",
         *[f"| {label} | `{p}` |" for label, p in sorted(params.items())],
         "",
@@ -155,6 +164,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--label", help="name of the setting")
     parser.add_argument("--params", default="{}", help="LevyForecaster parameters, JSON")
+    parser.add_argument(
+        "--method",
+        choices=["global", "pretrained-global"],
+        default="global",
+        help="one fit on the panel, or pretrain on it and then one fit",
+    )
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--baseline", default="default")
@@ -162,7 +177,14 @@ def main() -> None:
     if args.datasets:
         if not args.label:
             parser.error("--label names the setting of a run")
-        run(args.datasets, args.label, json.loads(args.params), args.seeds, args.force)
+        run(
+            args.datasets,
+            args.label,
+            json.loads(args.params),
+            args.seeds,
+            args.force,
+            args.method,
+        )
     if args.report:
         report(args.baseline)
     if not (args.datasets or args.report):
