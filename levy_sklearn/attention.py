@@ -394,9 +394,9 @@ def _attend(
         return _Attend.apply(q, k, beta, values, bias)
     q, k = _unit(q, k, beta)
     d, m = q.shape[-1], values.shape[-1]
-    out, log_norm = _FLASH_CPU(
-        q, k, F.pad(values, (0, d - m)), 0.0, False, attn_mask=bias, scale=1.0
-    )[:2]
+    if m < d:
+        values = F.pad(values, (0, d - m))
+    out, log_norm = _FLASH_CPU(q, k, values, 0.0, False, attn_mask=bias, scale=1.0)[:2]
     return out[..., :m], log_norm
 
 
