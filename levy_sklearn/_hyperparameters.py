@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions, make_constraint
 
 from .network import ATTENTION_KINDS
-from .training import LOSSES, NetworkSpec, TrainingSpec, epoch_budget
+from .training import LOSSES, Budget, NetworkSpec, TrainingSpec, training_budget
 
 # Torch seeds are drawn below this bound (the scikit-learn convention for derived seeds).
 _MAX_SEED = np.iinfo(np.int32).max
@@ -79,8 +79,11 @@ times that rate.""",
         "int or None",
         """Maximum number of optimizer steps in all: where ``max_epochs`` passes would take
 more, training stops after the last whole epoch within ``max_steps`` (at least one epoch),
-so a fit's cost stops growing with the size of the data; ``None``: always ``max_epochs``
-(see :func:`~levy_sklearn.training.epoch_budget`).""",
+so a fit's cost stops growing with the size of the data; ``None``: always ``max_epochs``.
+The forecaster trains data too large for two such passes (over ``max_steps`` × ``batch_size``
+/ 2 windows, e.g. a panel of many series) for all ``max_epochs`` passes at 8 × ``batch_size``
+and 2 × ``lr`` instead: chosen by ablation on held-out competition panels, its cost then
+grows with the data (see :func:`~levy_sklearn.training.training_budget`).""",
     ),
     "batch_size": (
         "int",
@@ -180,6 +183,11 @@ class LevyHyperparameters:
     d_model=30 must be a multiple of n_heads=4.
     """
 
+    #: Whether data too large for two passes within ``max_steps`` train every epoch at a
+    #: larger batch (see :func:`~levy_sklearn.training.training_budget`): chosen by
+    #: ablation on series panels only, so the regressor keeps its capped epochs.
+    _grows_on_large_data: ClassVar[bool] = False
+
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "d_model": int_at_least(),
         "n_heads": int_at_least(),
@@ -252,16 +260,16 @@ class LevyHyperparameters:
 
     def _training_spec(self, seed: int, n_rows: int, **resolved: Any) -> TrainingSpec:
         """The training run of one fit on ``n_rows`` rows (windows): the shared
-        hyperparameters, ``max_epochs`` within ``max_steps`` (see :meth:`_epochs_for`), and
-        ``resolved`` (the front-end's recipe and decisions, e.g. no validation split on too
-        few rows)."""
+        hyperparameters within the budget of :meth:`_budget`, and ``resolved`` (the
+        front-end's recipe and decisions, e.g. no validation split on too few rows)."""
         validation_fraction = resolved.pop("validation_fraction", self.validation_fraction)
+        budget = self._budget(n_rows, validation_fraction)
         return TrainingSpec(
             loss=self.loss,
-            lr=self.lr,
+            lr=budget.lr,
             weight_decay=self.weight_decay,
-            epochs=self._epochs_for(n_rows, validation_fraction),
-            batch_size=self.batch_size,
+            epochs=budget.epochs,
+            batch_size=budget.batch_size,
             validation_fraction=validation_fraction,
             patience=self.patience,
             device=self.device,
@@ -270,14 +278,22 @@ class LevyHyperparameters:
             **resolved,
         )
 
-    def _epochs_for(self, n_rows: int, validation_fraction: float | None = None) -> int:
-        """Epochs of a fit or further training on ``n_rows`` rows (windows): ``max_epochs``
-        within ``max_steps`` (see :func:`~levy_sklearn.training.epoch_budget`), with this
-        ``validation_fraction`` held out (the hyperparameter's by default)."""
+    def _budget(self, n_rows: int, validation_fraction: float | None = None) -> Budget:
+        """Epochs, batch size and learning rate of a fit or further training on ``n_rows``
+        rows (windows), with this ``validation_fraction`` held out (the hyperparameter's by
+        default): ``max_epochs`` within ``max_steps``, grown on large data where the
+        front-end's :attr:`_grows_on_large_data` says so (see
+        :func:`~levy_sklearn.training.training_budget`)."""
         if validation_fraction is None:
             validation_fraction = self.validation_fraction
-        return epoch_budget(
-            n_rows, self.batch_size, self.max_epochs, self.max_steps, validation_fraction
+        return training_budget(
+            n_rows,
+            self.batch_size,
+            self.lr,
+            self.max_epochs,
+            self.max_steps,
+            validation_fraction,
+            grow=self._grows_on_large_data,
         )
 
     def _seed(self) -> int:

@@ -308,14 +308,17 @@ def continue_network(
     forecaster: LevyForecaster, net: LevyNeuralNet, windows: SeriesWindows, seed: int
 ) -> LevyNeuralNet:
     """A copy of ``net`` trained further on ``windows`` for ``forecaster``'s ``max_epochs``
-    (within ``max_steps``): an interrupted update leaves ``net`` as it was."""
+    (within its budget, at its batch size for these windows; the learning rate stays
+    ``net``'s): an interrupted update leaves ``net`` as it was."""
+    budget = forecaster._budget(len(windows.targets))
     return continue_levy_net(
         net,
         windows.tokens,
         windows.targets.astype(np.float32),
         seed,
-        forecaster._epochs_for(len(windows.targets)),
+        budget.epochs,
         verbose=forecaster.verbose,
+        batch_size=budget.batch_size,
     )
 
 

@@ -399,7 +399,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             tokens[SAMPLE_WEIGHT] = weights.astype(np.float32)
         if warm:
             # A trained copy: an interrupted or failed fit leaves the fitted model as it was.
-            epochs = self._epochs_for(len(X))
+            epochs = self._budget(len(X)).epochs
             self.net_ = continue_levy_net(
                 self.net_, tokens, target, seed, epochs, verbose=self.verbose
             )

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import TINY_FC, TINY_REG
 
 from levy_sklearn import training
 from levy_sklearn.forecaster import LevyForecaster
@@ -294,3 +295,38 @@ def test_prediction_batches_follow_the_memory_budget_not_the_training_batch(monk
     assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 30)))) == 497  # 8 MiB //
     assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 60)))) == 134  # (L + 1)
     assert net.predict_batch_rows(tokens_from_rows(np.zeros((many, 600)))) == 32  # × (8 + 2L)
+
+
+#: 8 windows a batch and 4 steps: two passes over a small panel's windows would take more.
+LARGE_FOR_ITS_BUDGET = {**TINY_FC, "max_epochs": 2, "batch_size": 8, "max_steps": 4}
+
+
+def small_panel(seed=0, n_series=6, n=40):
+    rng = np.random.default_rng(seed)
+    index = pd.date_range("2022-01-01", periods=n, freq="D")
+    return pd.concat(
+        {f"s{i}": pd.DataFrame({"y": rng.normal(size=n).cumsum()}, index=index)
+         for i in range(n_series)}
+    )  # fmt: skip
+
+
+def test_budget_grows_on_large_data_for_the_forecaster_only():
+    # The forecaster trains every epoch at 8x the batch and 2x the rate; the same
+    # parameters with room for two passes, or the regressor on as many rows, do not.
+    panel = small_panel()
+    grown = LevyForecaster(**LARGE_FOR_ITS_BUDGET, lr=0.01).fit(panel).net_
+    assert (len(grown.history), grown.batch_size, grown.lr) == (2, 64, 0.02)
+    roomy = {**LARGE_FOR_ITS_BUDGET, "max_steps": 1000}
+    kept = LevyForecaster(**roomy, lr=0.01).fit(panel).net_
+    assert (len(kept.history), kept.batch_size, kept.lr) == (2, 8, 0.01)
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    rows = LevyAttentionRegressor(**TINY_REG, batch_size=8, max_steps=4).fit(X, X[:, 0]).net_
+    assert (len(rows.history), rows.batch_size) == (1, 8)
+
+
+def test_pretraining_update_continues_every_epoch_at_the_grown_batch():
+    f = LevyForecaster(**LARGE_FOR_ITS_BUDGET).pretrain(small_panel())
+    before = len(f.pretrained_net_.history)
+    f.pretrain(small_panel(seed=1))
+    assert f.pretrained_net_.batch_size == 64
+    assert len(f.pretrained_net_.history) == before + 2
