@@ -185,8 +185,8 @@ class LevyHyperparameters:
 
     #: Whether data too large for two passes within ``max_steps`` train every epoch at a
     #: larger batch (see :func:`~levy_sklearn.training.training_budget`): chosen by
-    #: ablation on series panels only, so the regressor keeps its capped epochs.
-    _grows_on_large_data: ClassVar[bool] = False
+    #: ablation on series panels only, so the regressor switches it off.
+    _grows_on_large_data: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "d_model": int_at_least(),

@@ -198,7 +198,6 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     # it on afterwards with set_config and reads ``_y`` before fitting.
     _y = None
     _X = None
-    _grows_on_large_data: ClassVar[bool] = True  # panels: see training.training_budget
 
     _parameter_constraints: ClassVar[dict[str, list]] = {
         **LevyHyperparameters._parameter_constraints,

@@ -240,6 +240,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     (2,)
     """
 
+    _grows_on_large_data: ClassVar[bool] = False  # tables keep capped epochs (not ablated)
+
     _parameter_constraints: ClassVar[dict[str, list]] = {
         **LevyHyperparameters._parameter_constraints,
         "n_layers": [*int_at_least(0), StrOptions({"auto"})],
