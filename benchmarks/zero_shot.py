@@ -71,9 +71,11 @@ Runs and report
 ``--report`` builds ``benchmarks/results/zero_shot.md`` and ``zero_shot_coverage.png`` from
 every JSON file present: LevyForecaster rows from each label, peers from the newest run.
 
-Runtime: about 6 minutes (340 CPU s) for all panels and one seed on one core (AMD EPYC,
-torch 2.13 CPU); the glucose pretraining takes 100 s of it. The first pretraining in the
-process (remifentanil) also pays torch's one-off start-up cost of about 2 s.
+Runtime: about 470 CPU s for all panels and one seed on one core (run ``panelbudget``, Intel
+Xeon, torch 2.13 CPU); the glucose pretraining takes 220 s of it (38,207 windows: every epoch
+at the panel budget's larger batch, see ``training.training_budget``) and the vitals 130 s.
+The first pretraining in the process (remifentanil) also pays torch's one-off start-up cost
+of about 2 s.
 
 Run::
 
