@@ -75,12 +75,13 @@ Run (peers environment, ``OMP_NUM_THREADS=1``)::
 ``--methods levy`` runs both Levy variants (``global``, ``zero-shot`` alone for one of them);
 ``--datasets`` defaults to all three.
 
-Runtime (one thread on a shared 2-core AMD EPYC, torch 2.13 CPU), CPU s recorded per Levy
-seed (global / zero-shot, fit and predictions; the network trains ``max_steps`` = 500
-steps, one epoch on these panels) and for the peers (ETS + Theta + naive / AutoARIMA on
-every series): Tourism quarterly 38 / 46 and 26 / 223; Tourism monthly 120 / 117 and
-75 / 1,607; M3 monthly 140 / 175 and 126 / 1,053. Three seeds of everything: about 1.5
-hours (AutoARIMA is half of it); ``--sktime`` about 20 s.
+Runtime (one thread on a shared 2-core machine, torch 2.13 CPU), CPU s recorded per Levy
+seed (global / zero-shot, fit and predictions; on these panels the network trains all
+``max_epochs`` = 10 passes at 256 windows a step, ``training.training_budget``; session 20,
+Intel Xeon, two runs side by side) and for the peers (ETS + Theta + naive / AutoARIMA on
+every series, AMD EPYC): Tourism quarterly 148 / 141 and 26 / 223; Tourism monthly 567 / 506
+and 75 / 1,607; M3 monthly 665 / 623 and 126 / 1,053. Three seeds of everything: about 2.5
+hours of CPU (the Levy rows 1.6 of it); ``--sktime`` about 20 s.
 """
 
 from __future__ import annotations
