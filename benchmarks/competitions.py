@@ -80,8 +80,8 @@ seed (global / zero-shot, fit and predictions; on these panels the network train
 ``max_epochs`` = 10 passes at 256 windows a step, ``training.training_budget``; session 20,
 Intel Xeon, two runs side by side) and for the peers (ETS + Theta + naive / AutoARIMA on
 every series, AMD EPYC): Tourism quarterly 148 / 141 and 26 / 223; Tourism monthly 567 / 506
-and 75 / 1,607; M3 monthly 665 / 623 and 126 / 1,053. Three seeds of everything: about 2.5
-hours of CPU (the Levy rows 1.6 of it); ``--sktime`` about 20 s.
+and 75 / 1,607; M3 monthly 665 / 623 and 126 / 1,053. Three seeds of everything: about 3
+hours of CPU (the Levy rows 2.2 of it); ``--sktime`` about 20 s.
 """
 
 from __future__ import annotations
