@@ -74,9 +74,8 @@ every JSON file present: LevyForecaster rows from each label, peers from the new
 Runtime: about 470 CPU s for all panels and one seed on one core (run ``panelbudget``, Intel
 Xeon, torch 2.13 CPU); the glucose pretraining takes 220 s of it (38,000–48,000 windows a
 network: every epoch at the panel budget's larger batch, see ``training.training_budget``)
-and the vitals 130 s.
-The first pretraining in the process (remifentanil) also pays torch's one-off start-up cost
-of about 2 s.
+and the vitals 130 s. The first pretraining in the process (remifentanil) also pays torch's
+one-off start-up cost of about 2 s.
 
 Run::
 

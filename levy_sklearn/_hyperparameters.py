@@ -72,7 +72,7 @@ none).""",
         "float",
         """AdamW learning rate (cosine-annealed over ``max_epochs``). In the regressor the
 log-scale scalars of the Lévy layers (rate, sharpness, bandwidth, look-back) train at 10
-times that rate.""",
+times that rate; the forecaster doubles it on data too large for ``max_steps`` (see there).""",
     ),
     "max_epochs": ("int", "Maximum number of passes over the training data (at least 1)."),
     "max_steps": (
@@ -87,8 +87,9 @@ grows with the data (see :func:`~levy_sklearn.training.training_budget`).""",
     ),
     "batch_size": (
         "int",
-        """Rows (windows) per gradient step. Prediction feeds the network larger batches,
-sized by memory (:data:`~levy_sklearn.training.PREDICT_BATCH_BYTES`), never smaller.""",
+        """Rows (windows) per gradient step; the forecaster takes 8 times as many on data too
+large for ``max_steps`` (see there). Prediction feeds the network larger batches, sized by
+memory (:data:`~levy_sklearn.training.PREDICT_BATCH_BYTES`), never smaller.""",
     ),
     "validation_fraction": (
         "float",
