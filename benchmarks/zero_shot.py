@@ -716,8 +716,10 @@ def run(
         f"OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --label {label} "
         f"--seeds {' '.join(map(str, seeds))}"
     )
+    if ablation is not None or names != PANELS:
+        command += f" --panels {' '.join(names)}"
     if ablation is not None:
-        command += f" --panels {' '.join(names)} --ablation '{json.dumps(ablation)}'"
+        command += f" --ablation '{json.dumps(ablation)}'"
     record = {
         "label": label,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -887,20 +889,24 @@ def panel_table(runs: list[dict], panel: str) -> tuple[pd.DataFrame, np.ndarray]
     return pd.DataFrame(rows).set_index("method"), edges
 
 
-def verdict_section(runs: list[dict], label: str) -> list[str]:
-    """Markdown lines: the done-when verdicts (:func:`done_when`) of run ``label``'s Levy
-    rows, a row per panel."""
-    record = next(r for r in runs if r["label"] == label)
-    rows = {}
+def verdict_section(runs: list[dict]) -> list[str]:
+    """Markdown lines: the done-when verdicts (:func:`done_when`) of the Levy rows of the
+    newest run of each panel (a run may hold some panels only), a row per panel."""
+    rows, labels = {}, []
     for panel in ABLATION_PANELS:
-        s = pooled([record], panel, "Levy")
+        s = pooled(runs, panel, "Levy")
         if s is not None:
-            rows[panel] = done_when(s, np.quantile(s["lead"], [1 / 3, 2 / 3]))
+            label = next(r["label"] for r in reversed(runs) if panel in r["panels"])
+            rows[panel] = {"run": label, **done_when(s, np.quantile(s["lead"], [1 / 3, 2 / 3]))}
+            labels += [label] if label not in labels else []
     if not rows:
         return []
     table = pd.DataFrame(rows).T
+    if len(labels) == 1:  # the header names it
+        table = table.drop(columns="run")
+    runs_named = ", ".join(f"`{label}`" for label in labels)
     return [
-        f"### Done when? Run `{label}`, with what its test subjects can resolve",
+        f"### Done when? Run {runs_named}, with what its test subjects can resolve",
         "",
         "Each cell: estimate [95 % cluster-bootstrap interval over test subjects] and verdict "
         "(`met`: the estimate meets the bar; `not met`: the whole interval misses it; "
@@ -984,7 +990,7 @@ def report() -> Path:
         "",
         "![90 % coverage by lead tertile](zero_shot_coverage.png)",
         "",
-        *verdict_section(runs, newest["label"]),
+        *verdict_section(runs),
     ]
     tables = {}
     for panel in PANELS:
@@ -1065,7 +1071,7 @@ def ablation_report() -> Path:
         table = pd.DataFrame(rows).set_index("method").drop(columns=["fallbacks"])
         lines += [f"## {panel}", "", markdown(table), ""]
     for r in runs:
-        lines += verdict_section(runs, r["label"])
+        lines += verdict_section([r])
     return write_report("\n".join(lines).rstrip() + "\n", "zero_shot_ablation.md", echo=False)
 
 

@@ -26,14 +26,15 @@ class SeriesForecasts(NamedTuple):
     """Forecasts of fitted series, ``(n_rows, n_channels)`` each, columns in the order of the
     outputs: the rows' index, the mean, the calibrated variance, the model's σ (before
     calibration: intervals scale it by the calibrated quantiles), the lead and the
-    network channel of every forecast."""
+    calibration's row of every forecast (its network channel, and its samples-ahead group;
+    see :meth:`~levy_sklearn.uncertainty.LeadCalibration.rows`)."""
 
     rows: pd.Index
     mean: np.ndarray
     variance: np.ndarray
     sd: np.ndarray
     lead: np.ndarray
-    channels: np.ndarray
+    group: np.ndarray
 
 
 def series_forecasts(
@@ -105,6 +106,7 @@ def series_forecasts(
         mean.reshape(shape),
         var.reshape(shape),
         f.lead.reshape(shape),
+        f.group.reshape(shape),
         order,
         calibration,
         diagnostics,
@@ -116,17 +118,17 @@ def _calibrated(
     mean: np.ndarray,
     var: np.ndarray,
     lead: np.ndarray,
+    group: np.ndarray,
     order: list[int],
     calibration: LeadCalibration,
     diagnostics: dict | None,
 ) -> SeriesForecasts:
     """The forecasts with their channels in output ``order`` and the variance (and the
     ``diagnostics``) scaled by the calibrated second moment of the σ-normalised error."""
-    mean, var, lead = mean[:, order], var[:, order], lead[:, order]
-    channels = np.broadcast_to(np.asarray(order), mean.shape)
-    factor = calibration.variance_factor(channels, lead)
+    mean, var, lead, group = mean[:, order], var[:, order], lead[:, order], group[:, order]
+    factor = calibration.variance_factor(group, lead)
     if diagnostics is not None:
         diagnostics["evidence"] = diagnostics["evidence"][:, order]
         diagnostics["disagreement"] = diagnostics["disagreement"][:, order] * factor[..., None]
         diagnostics["noise"] = diagnostics["noise"][:, order] * factor
-    return SeriesForecasts(rows, mean, var * factor, np.sqrt(var), lead, channels)
+    return SeriesForecasts(rows, mean, var * factor, np.sqrt(var), lead, group)

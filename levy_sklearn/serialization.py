@@ -61,11 +61,11 @@ _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PR
 # Hyperparameters and state fields added since format 1 was fixed: a file without them was
 # written before they existed and loads with their default (calibration_folds changes how a
 # later pretrain trains; a calibration without centres is read by lead bin, one without
-# mean weights keeps the network's forecast, and one without level weights pulls nowhere,
-# as they were).
+# mean weights keeps the network's forecast, one without level weights pulls nowhere, and
+# one without samples-ahead edges has one group per channel, as they were).
 _ADDED_SINCE_V1 = {
     "LevyForecaster": {"calibration_folds"},
-    "LeadCalibration": {"centres", "mean_weight", "level_weight"},
+    "LeadCalibration": {"centres", "mean_weight", "level_weight", "ahead_edges"},
 }
 
 
@@ -162,6 +162,7 @@ def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
                 "centres",
                 "mean_weight",
                 "level_weight",
+                "ahead_edges",
             ),
         ),
         "ConformalIntervals": (ConformalIntervals, ("_mean", "_std", "_y")),

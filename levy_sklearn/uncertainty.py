@@ -60,6 +60,13 @@ LEVELS = np.concatenate([np.arange(1, 100) / 100, [0.995, 0.999]])
 # many (a 95 % conformal quantile needs 19, and the quantile of 30 is still loose).
 MIN_SCORES_PER_BIN = 30
 MAX_BINS = 5
+# Calibration groups by how many samples ahead a forecast is (:func:`samples_ahead`): the
+# next sample, the 2nd–3rd, the 4th or later. At one lead, a forecast of the next sample is
+# easier than one with samples before it: a study samples densely where the series moves.
+AHEAD_EDGES = np.array([1.5, 3.5])
+# Fewest scores of every channel and group for the groups to be kept: each then fills as
+# many lead bins as one channel does (smaller panels keep one group per channel).
+MIN_SCORES_PER_GROUP = MAX_BINS * MIN_SCORES_PER_BIN
 
 
 def to_data_units(
@@ -136,6 +143,13 @@ class LeadCalibration:
     interval at coverage ``c`` is ``mean ± quantile(c)·σ``; the calibrated variance is
     ``σ²`` times the mean squared score.
 
+    Where every channel has enough held-out scores (``MIN_SCORES_PER_GROUP``), each channel
+    is split further into groups by how many samples ahead the forecast is
+    (:func:`samples_ahead`; ``ahead_edges``), each calibrated on its own. Within a group the
+    factor follows the held-out scores in lead without the running maximum: at the same
+    position, a later sample comes in a calmer phase of the series (studies sample densely
+    where it moves), which held-out subjects show and a running maximum would hide.
+
     Split conformal guarantees coverage for forecasts exchangeable with the held-out ones:
     across subjects when whole series are held out (a new subject drawn like the held-out
     ones), not across time within one subject, whose errors are correlated.
@@ -159,6 +173,9 @@ class LeadCalibration:
     level_weight : ndarray of shape (n_channels, n_bins) or None, default=None
         The weight ``u`` of the pull from the anchor towards the population's level (see
         :meth:`fit_forecasts`); ``None``: 0, no pull.
+    ahead_edges : ndarray of shape (n_groups - 1,) or None, default=None
+        Inner edges of the samples-ahead groups; every table then has ``n_channels ·
+        n_groups`` rows (channel-major, see :meth:`rows`). ``None``: one group per channel.
 
     Examples
     --------
@@ -178,6 +195,7 @@ class LeadCalibration:
         centres: np.ndarray | None = None,
         mean_weight: np.ndarray | None = None,
         level_weight: np.ndarray | None = None,
+        ahead_edges: np.ndarray | None = None,
     ) -> None:
         self.quantiles = np.asarray(quantiles, dtype=np.float64)
         self.second_moment = np.asarray(second_moment, dtype=np.float64)
@@ -186,11 +204,67 @@ class LeadCalibration:
         self.centres = None if centres is None else np.asarray(centres, dtype=np.float64)
         self.mean_weight = None if mean_weight is None else np.asarray(mean_weight, np.float64)
         self.level_weight = None if level_weight is None else np.asarray(level_weight, np.float64)
+        self.ahead_edges = np.empty(0) if ahead_edges is None else np.asarray(ahead_edges, float)
 
     @property
     def n_bins(self) -> int:
         """Number of lead bins."""
         return self.quantiles.shape[1]
+
+    @property
+    def n_groups(self) -> int:
+        """Number of samples-ahead groups per channel."""
+        return self.ahead_edges.size + 1
+
+    def rows(self, channels: np.ndarray, ahead: np.ndarray | None = None) -> np.ndarray:
+        """The table row of each forecast: its channel, and its samples-ahead group where the
+        calibration has groups. The other methods take these rows as ``channels``.
+
+        Parameters
+        ----------
+        channels : ndarray of int
+        ahead : ndarray of the same shape or None, default=None
+            Samples ahead of each forecast (:func:`samples_ahead`); ``None``: as many as
+            the last group's.
+
+        Returns
+        -------
+        ndarray of int of the shape of ``channels``
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> cal = LeadCalibration.identity(2)
+        >>> cal.rows(np.array([0, 1]), np.array([1.0, 7.0]))  # one group: the channel
+        array([0, 1])
+        """
+        channels = np.asarray(channels, int)
+        if self.ahead_edges.size == 0:
+            return channels
+        ahead = np.full(channels.shape, np.inf) if ahead is None else ahead
+        return channels * self.n_groups + np.searchsorted(self.ahead_edges, ahead, side="right")
+
+    def _grouped(self, ahead_edges: np.ndarray) -> LeadCalibration:
+        """This one-group calibration with every channel's row repeated for ``ahead_edges``'
+        groups."""
+        if self.ahead_edges.size or not ahead_edges.size:
+            return self
+        g = ahead_edges.size + 1
+
+        def rep(t: np.ndarray | None) -> np.ndarray | None:
+            return None if t is None else np.repeat(t, g, axis=0)
+
+        return LeadCalibration(
+            rep(self.quantiles),
+            rep(self.second_moment),
+            self.edges,
+            rep(self.n_scores),
+            self.centres,
+            rep(self.mean_weight),
+            rep(self.level_weight),
+            ahead_edges,
+        )
 
     @classmethod
     def identity(cls, n_channels: int) -> LeadCalibration:
@@ -275,16 +349,19 @@ class LeadCalibration:
         weights: np.ndarray | None = None,
         level_weight: np.ndarray | None = None,
         origins: np.ndarray | None = None,
+        ahead_edges: np.ndarray | None = None,
     ) -> LeadCalibration:
-        """The weighted conformal quantiles and second moments of ``scores`` per channel and
-        bin. A new forecast weighs what a held-out origin weighs in the group on average,
-        ``W / n_o`` (``W`` the group's total weight, ``n_o`` its distinct ``origins``; one
-        origin per score when ``None``): the level-``c`` quantile is the smallest score
-        whose cumulative weight reaches ``c·(W + W / n_o)``. With unit weights that is the
-        ``⌈(n + 1)c⌉``-th smallest; with each origin's weight spread over its forecasts'
-        lead bins, a new origin weighs in a bin the share a held-out one has there (the
-        pooled conformal quantile of two-level data: origins exchangeable, each weighing
-        the same), where a whole unit would err wide on panels of few origins."""
+        """The weighted conformal quantiles and second moments of ``scores`` per channel (a
+        table row: channel and group with ``ahead_edges``) and bin. A new forecast weighs
+        what a held-out origin weighs in the group on average, ``W / n_o`` (``W`` the
+        group's total weight, ``n_o`` its distinct ``origins``; one origin per score when
+        ``None``): the level-``c`` quantile is the smallest score whose cumulative weight
+        reaches ``c·(W + W / n_o)``. With unit weights that is the ``⌈(n + 1)c⌉``-th
+        smallest; with each origin's weight spread over its forecasts' lead bins, a new
+        origin weighs in a bin the share a held-out one has there (the pooled conformal
+        quantile of two-level data: origins exchangeable, each weighing the same), where a
+        whole unit would err wide on panels of few origins. Non-decreasing in lead without
+        groups (see the class docstring)."""
         n_bins = centres.size
         weights = np.ones_like(scores) if weights is None else weights
         origins = np.arange(scores.size) if origins is None else origins
@@ -301,10 +378,12 @@ class LeadCalibration:
             quantiles[ch, b] = s[np.minimum(rank, s.size - 1)]
             second[ch, b] = np.average(s**2, weights=w)
             n_scores[ch, b] = s.size
-        # Never narrower further ahead.
-        quantiles = np.maximum.accumulate(quantiles, axis=1)
-        second = np.maximum.accumulate(second, axis=1)
-        return cls(quantiles, second, edges, n_scores, centres, mean_weight, level_weight)
+        if ahead_edges is None or not ahead_edges.size:  # never narrower further ahead
+            quantiles = np.maximum.accumulate(quantiles, axis=1)
+            second = np.maximum.accumulate(second, axis=1)
+        return cls(
+            quantiles, second, edges, n_scores, centres, mean_weight, level_weight, ahead_edges
+        )
 
     @classmethod
     def fit_forecasts(
@@ -318,6 +397,7 @@ class LeadCalibration:
         weights: np.ndarray | None = None,
         levels: np.ndarray | None = None,
         origins: np.ndarray | None = None,
+        ahead: np.ndarray | None = None,
     ) -> LeadCalibration:
         """Calibrate from held-out forecasts, the mean shrunk towards its anchor by lead.
 
@@ -357,6 +437,11 @@ class LeadCalibration:
             The held-out origin (window) of each forecast: a new forecast weighs in the
             conformal quantiles what an origin weighs in its channel and lead bin on average
             (see the class docstring); ``None``: each forecast is its own origin.
+        ahead : ndarray of shape (n,) or None, default=None
+            Samples ahead of each forecast (:func:`samples_ahead`): the channels are split
+            into the groups of ``AHEAD_EDGES`` where every channel and group has
+            ``MIN_SCORES_PER_GROUP`` scores (the weights and quantiles per group, see the
+            class docstring); ``None``: one group per channel.
 
         Returns
         -------
@@ -377,7 +462,12 @@ class LeadCalibration:
         """
         targets, means = np.asarray(targets, float), np.asarray(means, float)
         sigmas, leads = np.asarray(sigmas, float), np.asarray(leads, float)
-        channels = np.asarray(channels, int)
+        channels, ahead_edges = np.asarray(channels, int), np.empty(0)
+        if ahead is not None:
+            g = AHEAD_EDGES.size + 1
+            rows = channels * g + np.searchsorted(AHEAD_EDGES, ahead, side="right")
+            if np.bincount(rows, minlength=n_channels * g).min() >= MIN_SCORES_PER_GROUP:
+                channels, n_channels, ahead_edges = rows, n_channels * g, AHEAD_EDGES
         weights = np.ones_like(targets) if weights is None else np.asarray(weights, float)
         edges, bins, centres = _lead_bins(channels, leads, n_channels)
         levels = np.zeros_like(targets) if levels is None else np.asarray(levels, float)
@@ -399,7 +489,17 @@ class LeadCalibration:
         )
         scores = np.abs(targets - shrunk) / sigmas
         return cls._from_scores(
-            scores, channels, bins, edges, centres, n_channels, weight, weights, pull, origins
+            scores,
+            channels,
+            bins,
+            edges,
+            centres,
+            n_channels,
+            weight,
+            weights,
+            pull,
+            origins,
+            ahead_edges,
         )
 
     def mean_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
@@ -476,6 +576,9 @@ class LeadCalibration:
         >>> bool(both.quantile(0.9, np.array([0]), np.array([0.0]))[0] > 3)
         True
         """
+        if self.ahead_edges.size != other.ahead_edges.size:  # one has groups: both get them
+            edges = np.union1d(self.ahead_edges, other.ahead_edges)
+            return self._grouped(edges).at_least(other._grouped(edges))
         if self.centres is not None and other.centres is not None:
             # On the union of the centres: both are linear between them, so the larger of
             # the two at each centre, read linearly, is at least either anywhere.
@@ -497,6 +600,7 @@ class LeadCalibration:
                 knots,
                 None if self.mean_weight is None else self._read(self.mean_weight, chans, at),
                 None if self.level_weight is None else self._read(self.level_weight, chans, at),
+                self.ahead_edges,
             )
         mine, theirs = self._as_steps(), other._as_steps()
         edges = np.union1d(mine.edges, theirs.edges)
@@ -509,6 +613,7 @@ class LeadCalibration:
             mine.n_scores[:, a] + theirs.n_scores[:, b],
             mean_weight=None if self.mean_weight is None else self.mean_weight[:, a],
             level_weight=None if self.level_weight is None else self.level_weight[:, a],
+            ahead_edges=self.ahead_edges,
         )
 
     def _as_steps(self) -> LeadCalibration:
@@ -518,7 +623,11 @@ class LeadCalibration:
             return self
         nxt = np.minimum(np.arange(self.n_bins) + 1, self.n_bins - 1)
         return LeadCalibration(
-            self.quantiles[:, nxt], self.second_moment[:, nxt], self.edges, self.n_scores
+            self.quantiles[:, nxt],
+            self.second_moment[:, nxt],
+            self.edges,
+            self.n_scores,
+            ahead_edges=self.ahead_edges,
         )
 
     def _bins(self, leads: np.ndarray) -> np.ndarray:
@@ -652,6 +761,69 @@ def channel_ages(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
     return np.where(np.isfinite(last), -last, 0.0)
 
 
+def samples_ahead(lead: np.ndarray, spacing: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """How many samples ahead each forecast is: its ``position`` among the forecast times of
+    its channel after the origin (1 for the first), or its lead in units of the channel's
+    last sampling gap (``spacing``, :func:`channel_spacing`), whichever is larger.
+
+    The forecast times asked for are read as the planned samples: an irregular series'
+    next samples, as a study plans them. The lead in units of the last gap keeps a lone
+    forecast far ahead from passing for the next sample, and makes a regular series' count
+    its steps ahead.
+
+    Parameters
+    ----------
+    lead, spacing, position : ndarray of the same shape (or broadcastable)
+        Time from the channel's last observation, its last sampling gap (NaN with fewer
+        than two observations: no spacing to count in, so as many samples ahead as the
+        last group's) and position.
+
+    Returns
+    -------
+    ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.uncertainty import samples_ahead
+    >>> samples_ahead(np.array([1.0, 2.0, 12.0]), np.array([1.0, 1.0, 1.0]), np.ones(3))
+    array([ 1.,  2., 12.])
+    >>> samples_ahead(np.array([15.0, 30.0]), np.array([15.0, 15.0]), np.array([1, 2]))
+    array([1., 2.])
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(spacing > 0, lead / spacing, np.inf)
+    return np.maximum(position, ratio)
+
+
+def channel_spacing(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
+    """Per window and channel, the gap between the channel's last two context observations
+    (NaN with fewer than two)."""
+    times = []
+    for ch in range(n_channels):
+        mine = tokens["mask"] & (tokens["channels"] == ch)
+        times.append(np.sort(np.where(mine, tokens["times"], -np.inf), axis=1)[:, -2:])
+    last_two = np.stack(times, axis=1)  # (n_windows, n_channels, ≤ 2)
+    if last_two.shape[-1] < 2:  # one context token per window
+        return np.full(last_two.shape[:2], np.nan)
+    with np.errstate(invalid="ignore"):  # -inf - -inf: no observation
+        gap = last_two[..., 1] - last_two[..., 0]
+    return np.where(np.isfinite(gap) & (gap > 0), gap, np.nan)
+
+
+def _positions(times: np.ndarray, valid: np.ndarray, channels: np.ndarray) -> np.ndarray:
+    """Each query's position (1, 2, …) by time among the valid queries of its channel in its
+    window, ``(n_windows, n_queries)``."""
+    position = np.zeros(times.shape)
+    for ch in np.unique(channels[valid]):
+        mine = valid & (channels == ch)
+        order = np.argsort(np.where(mine, times, np.inf), axis=1, kind="stable")
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(1, times.shape[1] + 1)[None], axis=1)
+        position[mine] = rank[mine]
+    return position
+
+
 def population_levels(
     population: np.ndarray | None,
     series: np.ndarray | int,
@@ -679,15 +851,21 @@ def held_out_forecasts(
     normalised units (measured from each window's level, the anchor), channels, leads (the
     time from the channel's last context observation to the target), weights (each
     window's forecasts of a channel weigh 1 together), the population's level (see
-    :func:`population_levels`) and the window (origin) of each forecast, the inputs of
-    :meth:`LeadCalibration.fit_forecasts`."""
+    :func:`population_levels`), the window (origin) of each forecast and how many samples
+    ahead it is (:func:`samples_ahead`), the inputs of :meth:`LeadCalibration.fit_forecasts`."""
     if not windows.series.size:
-        return (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 3 + (np.empty(0, int),)
+        empty = (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 3
+        return empty + (np.empty(0, int), np.empty(0))
     out = net.predict_moments(windows.tokens)
     chans = windows.tokens["query_channels"]
     ages = channel_ages(windows.tokens, n_channels)
     held = windows.query_valid & np.isfinite(windows.targets)
     lead = windows.tokens["query_times"] + np.take_along_axis(ages, chans, axis=1)
+    ahead = samples_ahead(
+        lead,
+        np.take_along_axis(channel_spacing(windows.tokens, n_channels), chans, axis=1),
+        _positions(windows.tokens["query_times"], held, chans),
+    )
     per_origin = np.zeros(held.shape)
     for ch in range(n_channels):
         mine = held & (chans == ch)
@@ -705,6 +883,7 @@ def held_out_forecasts(
             population, windows.series[:, None], chans, windows.query_loc, windows.query_scale
         )[held],
         np.broadcast_to(np.arange(held.shape[0])[:, None], held.shape)[held],
+        ahead[held],
     )
 
 
@@ -716,13 +895,18 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
     warning that says how to hold out more."""
     # Window indexes count within each part: one id per held-out origin across the parts.
     offsets = np.cumsum([0] + [int(p[7].max(initial=-1)) + 1 for p in parts[:-1]])
-    parts = [(*p[:7], p[7] + o) for p, o in zip(parts, offsets, strict=True)]
+    parts = [(*p[:7], p[7] + o, p[8]) for p, o in zip(parts, offsets, strict=True)]
     pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
     reason = "no calibration window could be cut"
     if pooled[0].size:
         try:
             return LeadCalibration.fit_forecasts(
-                *pooled[:5], n_channels, weights=pooled[5], levels=pooled[6], origins=pooled[7]
+                *pooled[:5],
+                n_channels,
+                weights=pooled[5],
+                levels=pooled[6],
+                origins=pooled[7],
+                ahead=pooled[8],
             )
         except ValueError as err:  # too few held-out forecasts for a channel
             reason = str(err)
@@ -765,7 +949,8 @@ def calibrate_across_series(
 class Forecasts(NamedTuple):
     """Forecasts of every series at its forecast times, ``(n_series, n_times, n_channels)``,
     in each series' standardised units (see :func:`window_forecasts`); ``evidence`` and
-    ``disagreement`` have a trailing head axis."""
+    ``disagreement`` have a trailing head axis; ``group`` is each forecast's row in the
+    calibration (:meth:`LeadCalibration.rows`)."""
 
     mean: np.ndarray
     variance: np.ndarray
@@ -773,6 +958,7 @@ class Forecasts(NamedTuple):
     noise: np.ndarray
     evidence: np.ndarray
     disagreement: np.ndarray
+    group: np.ndarray
 
 
 def window_forecasts(
@@ -793,7 +979,8 @@ def window_forecasts(
     weight, back from window units, the variance floored beyond ``horizon_span``.
 
     The lead counts from each channel's last observation, so a gap before the cutoff, or a
-    channel silent for longer than the others, counts as lead too."""
+    channel silent for longer than the others, counts as lead too. The forecast times of a
+    window count as its planned samples (see :func:`samples_ahead`)."""
     out = net.predict_moments(windows.tokens)
     loc, scale = windows.query_loc, windows.query_scale
     n_ch, n_heads = n_channels, out.evidence.shape[-1]
@@ -801,15 +988,18 @@ def window_forecasts(
     var, noise, lead = np.empty_like(mean), np.empty_like(mean), np.empty_like(mean)
     evidence = np.empty((*mean.shape, n_heads))
     disagreement = np.empty_like(evidence)
-    age = channel_ages(windows.tokens, n_ch)
+    group = np.empty(mean.shape, dtype=np.int64)
+    age, spacing = channel_ages(windows.tokens, n_ch), channel_spacing(windows.tokens, n_ch)
     for w, (i, k) in enumerate(where):
         rel = (at[i][k] - windows.origins[w])[:, None] + age[w]
         q = (k.size + 1) * n_ch
         # The horizon query only lends its variance: its mean keeps weight 1 and no pull.
         weight, pull = np.ones((k.size + 1, n_ch)), np.zeros((k.size + 1, n_ch))
-        chans = np.broadcast_to(np.arange(n_ch), rel.shape)
-        weight[:-1] = calibration.mean_weight_at(chans, rel)
-        pull[:-1] = calibration.level_weight_at(chans, rel)
+        position = np.argsort(np.argsort(at[i][k], kind="stable"), kind="stable") + 1
+        ahead = samples_ahead(rel, spacing[w], position[:, None])
+        group[i, k] = calibration.rows(np.broadcast_to(np.arange(n_ch), rel.shape), ahead)
+        weight[:-1] = calibration.mean_weight_at(group[i, k], rel)
+        pull[:-1] = calibration.level_weight_at(group[i, k], rel)
         shrunk = weight.ravel() * out.mean[w, :q]
         level = population_levels(
             population, i, windows.tokens["query_channels"][w, :q], loc[w, :q], scale[w, :q]
@@ -825,4 +1015,4 @@ def window_forecasts(
         evidence[i, k] = out.evidence[w, :q].reshape(k.size + 1, n_ch, n_heads)[:-1]
         d = scale2[:, None] * out.disagreement[w, :q]
         disagreement[i, k] = d.reshape(k.size + 1, n_ch, n_heads)[:-1]
-    return Forecasts(mean, var, lead, noise, evidence, disagreement)
+    return Forecasts(mean, var, lead, noise, evidence, disagreement, group)

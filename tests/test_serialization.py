@@ -197,6 +197,30 @@ def test_loaded_forecaster_keeps_every_attribute(forecasters, tmp_path):
         assert again.get_params() == f.get_params()
 
 
+def test_a_calibration_with_samples_ahead_groups_round_trips(forecasters, tmp_path):
+    from levy_sklearn.uncertainty import LeadCalibration
+
+    rng = np.random.default_rng(0)
+    n = 3_000
+    errors, ahead = rng.standard_t(4, n), rng.choice([1.0, 2.0, 5.0], n)
+    f = copy.deepcopy(forecasters["series"])
+    f.calibration_ = LeadCalibration.fit_forecasts(
+        errors * ahead,
+        np.zeros(n),
+        np.ones(n),
+        np.zeros(n, int),
+        rng.uniform(0, 5, n),
+        1,
+        ahead=ahead,
+    )
+    assert f.calibration_.n_groups == 3
+    save(f, tmp_path / "f.levy.zip")
+    again = load_from_path(tmp_path / "f.levy.zip").calibration_
+    for name in ("quantiles", "second_moment", "edges", "centres", "ahead_edges"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(f.calibration_, name))
+    assert_same(forecaster_outputs(f), forecaster_outputs(load_from_path(tmp_path / "f.levy.zip")))
+
+
 def test_update_and_fit_after_load(forecasters, regressor, tmp_path):
     f = forecasters["series"]
     save(f, tmp_path / "f.levy.zip")

@@ -6,7 +6,16 @@ import pytest
 from scipy.stats import norm
 
 from levy_sklearn.conformal import ConformalIntervals
-from levy_sklearn.uncertainty import LEVELS, LeadCalibration, horizon_floor, to_data_units
+from levy_sklearn.uncertainty import (
+    AHEAD_EDGES,
+    LEVELS,
+    MIN_SCORES_PER_GROUP,
+    LeadCalibration,
+    channel_spacing,
+    horizon_floor,
+    samples_ahead,
+    to_data_units,
+)
 
 
 def draws(n, seed):
@@ -280,3 +289,86 @@ def test_a_new_forecast_weighs_what_a_held_out_origin_weighs_in_its_lead_bin(cov
     # its worst case).
     assert np.mean(new_rule) > coverage - 0.015
     assert np.mean(whole_unit) - np.mean(new_rule) > 0.025
+
+
+def ahead_draws(n, seed):
+    """Held-out forecasts of two channels whose σ-normalised error depends on how many samples
+    ahead they are: the next sample is easy and calmer further ahead (a sparse phase), the
+    4th or later hard and harder further ahead."""
+    rng = np.random.default_rng(seed)
+    channels, leads = rng.integers(0, 2, n), rng.uniform(0, 12, n)
+    ahead = rng.choice([1.0, 2.0, 3.0, 5.0, 9.0], n)
+    spread = np.select(
+        [ahead < 1.5, ahead < 3.5], [0.5 * (1.5 - leads / 12), np.ones(n)], 2 + leads / 12
+    )
+    errors = rng.standard_t(4, n) * spread * (1 + channels)
+    return errors, channels, leads, ahead
+
+
+def test_samples_ahead_groups_cover_fresh_draws_in_every_group_and_lead_slice():
+    errors, channels, leads, ahead = ahead_draws(60_000, seed=11)
+    zeros, ones = np.zeros_like(errors), np.ones_like(errors)
+    cal = LeadCalibration.fit_forecasts(errors, zeros, ones, channels, leads, 2, ahead=ahead)
+    np.testing.assert_array_equal(cal.ahead_edges, AHEAD_EDGES)
+    pooled = LeadCalibration.fit_forecasts(errors, zeros, ones, channels, leads, 2)
+    errors, channels, leads, ahead = ahead_draws(120_000, seed=12)
+    rows = cal.rows(channels, ahead)
+    group = np.searchsorted(AHEAD_EDGES, ahead, side="right")
+    for coverage in (0.5, 0.9):
+        inside = np.abs(errors) <= cal.quantile(coverage, rows, leads)
+        pooled_inside = np.abs(errors) <= pooled.quantile(coverage, channels, leads)
+        for g in range(3):
+            for far in (False, True):  # the near and far half of the leads (Monte Carlo)
+                sel = (group == g) & ((leads > 6) == far)
+                assert abs(inside[sel].mean() - coverage) < 0.03, (coverage, g, far)
+        # One group per channel covers the next sample far too often, the 4th+ too rarely.
+        assert pooled_inside[group == 0].mean() > coverage + 0.05
+        assert pooled_inside[group == 2].mean() < coverage - 0.02
+    # Within the next-sample group the factor falls with lead, as its scores do.
+    near, far = cal.quantile(0.9, cal.rows(np.zeros(2, int), np.ones(2)), np.array([1.0, 11.0]))
+    assert far < 0.7 * near
+
+
+def test_groups_are_kept_only_where_every_channel_and_group_fills_them():
+    errors, channels, leads, ahead = ahead_draws(4_000, seed=13)
+    ahead[:] = 1.0
+    ahead[: MIN_SCORES_PER_GROUP - 1] = 2.0  # one group a score short
+    args = errors, np.zeros_like(errors), np.ones_like(errors), channels, leads, 2
+    cal = LeadCalibration.fit_forecasts(*args, ahead=ahead)
+    pooled = LeadCalibration.fit_forecasts(*args)
+    assert cal.n_groups == 1
+    np.testing.assert_array_equal(cal.quantiles, pooled.quantiles)
+    np.testing.assert_array_equal(cal.rows(channels, ahead), channels)
+
+
+def test_at_least_of_grouped_and_one_group_calibrations_is_at_least_both():
+    errors, channels, leads, ahead = ahead_draws(30_000, seed=14)
+    zeros, ones = np.zeros_like(errors), np.ones_like(errors)
+    grouped = LeadCalibration.fit_forecasts(errors, zeros, ones, channels, leads, 2, ahead=ahead)
+    one = LeadCalibration.fit(*draws(3_000, seed=15), n_channels=2)
+    rng = np.random.default_rng(16)
+    ch, lead, ahead = rng.integers(0, 2, 500), rng.uniform(0, 14, 500), rng.uniform(1, 9, 500)
+    for a, b in [(grouped, one), (one, grouped)]:
+        both = a.at_least(b)
+        assert both.n_groups == 3
+        rows = both.rows(ch, ahead)
+        for cal in (a, b):
+            theirs = cal.rows(ch, ahead)
+            for coverage in (0.5, 0.9):
+                mine = both.quantile(coverage, rows, lead)
+                assert (mine >= cal.quantile(coverage, theirs, lead) - 1e-12).all()
+
+
+def test_samples_ahead_and_channel_spacing_by_hand():
+    # Two windows; channel 0 seen at -3, -1, 0 (last gap 1), channel 1 once (no gap).
+    tokens = {
+        "times": np.array([[-3.0, -1.0, 0.0, -2.0], [-4.0, -2.0, 0.0, 0.0]]),
+        "channels": np.array([[0, 0, 0, 1], [0, 1, 1, 0]]),
+        "mask": np.array([[True, True, True, True], [True, True, True, False]]),
+    }
+    np.testing.assert_array_equal(channel_spacing(tokens, 2), [[1.0, np.nan], [np.nan, 2.0]])
+    spacing = np.array([1.0, np.nan, 2.0])
+    lead, position = np.array([1.0, 1.0, 10.0]), np.array([1, 1, 2])
+    # The next sample one gap ahead; no gap to count in: as far as the last group;
+    # a second forecast time five gaps ahead: five.
+    np.testing.assert_array_equal(samples_ahead(lead, spacing, position), [1.0, np.inf, 5.0])
