@@ -15,9 +15,10 @@ distribution it reports in four steps, each written once here or named here:
 4. **Calibration** (:class:`LeadCalibration`): on held-out forecasts, the weights ``w`` and
    ``u`` with the least absolute error, each held-out origin weighing 1, and the weighted
    split-conformal quantiles of the σ-normalised error ``|y − mean| / σ``, per channel
-   and lead bin, for every coverage level. Intervals and
-   quantiles read them level by level; ``predict_var`` and ``predict_proba`` use the
-   calibrated second moment (the Normal with the calibrated distribution's variance).
+   (and, with enough held-out forecasts, per group of samples ahead: :func:`samples_ahead`)
+   and lead bin, for every coverage level. Intervals and quantiles read them level by
+   level; ``predict_var`` and ``predict_proba`` use the calibrated second moment (the
+   Normal with the calibrated distribution's variance).
 
 The lead of a forecast is the time from its channel's last observation to the forecast time,
 in time units: a forecast across a gap, or of a channel silent for longer than the others, has
@@ -51,7 +52,7 @@ if TYPE_CHECKING:  # annotations only: uncertainty sits below the training loop
     from .training import LevyNeuralNet
     from .windows import SeriesWindows
 
-__all__ = ["LeadCalibration", "horizon_floor", "to_data_units"]
+__all__ = ["LeadCalibration", "horizon_floor", "samples_ahead", "to_data_units"]
 
 # The coverage levels at which conformal quantiles are stored; other levels interpolate the
 # ratio to the Normal quantile between them (and keep it beyond the ends).
