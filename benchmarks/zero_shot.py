@@ -906,7 +906,10 @@ def verdict_section(runs: list[dict]) -> list[str]:
         table = table.drop(columns="run")
     runs_named = ", ".join(f"`{label}`" for label in labels)
     return [
-        f"### Done when? Run {runs_named}, with what its test subjects can resolve",
+        f"### Done when? Run {runs_named}, with what its test subjects can resolve"
+        if len(labels) == 1
+        else f"### Done when? The newest run of each panel ({runs_named}), with what their "
+        "test subjects can resolve",
         "",
         "Each cell: estimate [95 % cluster-bootstrap interval over test subjects] and verdict "
         "(`met`: the estimate meets the bar; `not met`: the whole interval misses it; "
