@@ -244,7 +244,7 @@ class LeadCalibration:
         if self.ahead_edges.size == 0:
             return channels
         ahead = np.full(channels.shape, np.inf) if ahead is None else ahead
-        return channels * self.n_groups + np.searchsorted(self.ahead_edges, ahead, side="right")
+        return _group_rows(channels, ahead, self.ahead_edges)
 
     def _grouped(self, ahead_edges: np.ndarray) -> LeadCalibration:
         """This one-group calibration with every channel's row repeated for ``ahead_edges``'
@@ -466,7 +466,7 @@ class LeadCalibration:
         channels, ahead_edges = np.asarray(channels, int), np.empty(0)
         if ahead is not None:
             g = AHEAD_EDGES.size + 1
-            rows = channels * g + np.searchsorted(AHEAD_EDGES, ahead, side="right")
+            rows = _group_rows(channels, ahead, AHEAD_EDGES)
             if np.bincount(rows, minlength=n_channels * g).min() >= MIN_SCORES_PER_GROUP:
                 channels, n_channels, ahead_edges = rows, n_channels * g, AHEAD_EDGES
         weights = np.ones_like(targets) if weights is None else np.asarray(weights, float)
@@ -690,6 +690,12 @@ class LeadCalibration:
         array([4.])
         """
         return self._read(self.second_moment, channels, leads)
+
+
+def _group_rows(channels: np.ndarray, ahead: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Table rows (channel-major) of forecasts of ``channels`` ``ahead`` samples ahead, with
+    the samples-ahead groups of ``edges``: one place for fitting and reading them."""
+    return channels * (edges.size + 1) + np.searchsorted(edges, ahead, side="right")
 
 
 def _lead_bins(
