@@ -39,7 +39,7 @@ print(f"{len(history)} readings; longest gap {gaps.max()}, ending {gaps.idxmax()
 # fast. Forecast times are every 15 minutes of April 9, in the
 # middle of the history: each is forecast from what was observed strictly before it, so
 # inside the gap the forecast is that of the last reading before it, further and further
-# ahead (beyond 2 hours σ keeps growing like a random walk).
+# ahead (beyond 2 hours σ keeps growing as the held-out errors grew within 2 hours).
 
 forecaster = LevyForecaster(
     context_length="3h",

@@ -74,7 +74,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         or a span such as ``"3D"`` (datetime/timedelta indexes only).
     max_horizon : float, int, str or pd.Timedelta, default=12
         Span after each training cutoff whose observations are training targets; beyond it
-        the variance is floored by random-walk growth.
+        the variance is floored, growing as the held-out errors grew (a random walk's at most).
     normalization : {"last", "trend", "mean", "none"}, default="last"
         Per-window instance normalisation: remove each channel's last context observation,
         the context's line or its mean; ``"none"``: per-channel standardisation only.

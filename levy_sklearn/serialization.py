@@ -62,10 +62,11 @@ _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PR
 # written before they existed and loads with their default (calibration_folds changes how a
 # later pretrain trains; a calibration without centres is read by lead bin, one without
 # mean weights keeps the network's forecast, one without level weights pulls nowhere, and
-# one without samples-ahead edges has one group per channel, as they were).
+# one without samples-ahead edges has one group per channel, one without growth exponents
+# floors beyond the horizon like a random walk, as they were).
 _ADDED_SINCE_V1 = {
     "LevyForecaster": {"calibration_folds"},
-    "LeadCalibration": {"centres", "mean_weight", "level_weight", "ahead_edges"},
+    "LeadCalibration": {"centres", "mean_weight", "level_weight", "ahead_edges", "growth"},
 }
 
 
@@ -163,6 +164,7 @@ def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
                 "mean_weight",
                 "level_weight",
                 "ahead_edges",
+                "growth",
             ),
         ),
         "ConformalIntervals": (ConformalIntervals, ("_mean", "_std", "_y")),

@@ -11,7 +11,9 @@ distribution it reports in four steps, each written once here or named here:
 2. **Data units**: ``mean = loc + s·(w·m + u·ℓ)``, ``var = s²·v`` with ``s`` the window's scale
    times the series' scale (:func:`to_data_units`).
 3. **Beyond the training horizon**: ``var`` is floored by the variance at ``max_horizon``
-   times ``lead / max_horizon`` (random-walk growth; :func:`horizon_floor`).
+   times ``1 + ρ·(lead / max_horizon − 1)``, ``ρ`` in ``[0, 1]`` the share of the held-out
+   error variance that grew linearly with lead within the horizon (1: a random walk's
+   growth; 0: a level's, none; :func:`horizon_floor`, :class:`LeadCalibration`).
 4. **Calibration** (:class:`LeadCalibration`): on held-out forecasts, the weights ``w`` and
    ``u`` with the least absolute error, each held-out origin weighing 1, and the weighted
    split-conformal quantiles of the σ-normalised error ``|y − mean| / σ``, per channel
@@ -97,11 +99,18 @@ def to_data_units(
 
 
 def horizon_floor(
-    variance: np.ndarray, variance_at_horizon: np.ndarray, lead: np.ndarray, horizon: float
+    variance: np.ndarray,
+    variance_at_horizon: np.ndarray,
+    lead: np.ndarray,
+    horizon: float,
+    growth: np.ndarray | float = 1.0,
 ) -> np.ndarray:
     """Variance floored beyond the training horizon: at least the variance at ``horizon``
-    times ``lead / horizon`` where ``lead > horizon`` (no training signal there; a random
-    walk's variance grows linearly).
+    times ``1 + growth · (lead / horizon − 1)`` where ``lead > horizon`` (no training signal
+    there): the share ``growth`` of the horizon's variance keeps growing linearly in lead
+    like a random walk's, the rest stays like a level's (``growth`` 1: a random walk,
+    variance ``∝ lead``; 0: it stays at the horizon's). :class:`LeadCalibration` learns the
+    share from how the held-out errors grew with lead within the horizon.
 
     Parameters
     ----------
@@ -110,6 +119,8 @@ def horizon_floor(
         lead, all broadcast together.
     horizon : float
         The training horizon in time units.
+    growth : ndarray or float, default=1.0
+        The growing share in ``[0, 1]``, broadcast with ``lead``.
 
     Returns
     -------
@@ -121,10 +132,11 @@ def horizon_floor(
     >>> from levy_sklearn.uncertainty import horizon_floor
     >>> horizon_floor(np.array([1.0, 1.0]), np.array([2.0, 2.0]), np.array([6.0, 24.0]), 12.0)
     array([1., 4.])
+    >>> horizon_floor(np.ones(2), np.full(2, 2.0), np.full(2, 48.0), 12.0, np.array([0.0, 0.5]))
+    array([2., 5.])
     """
-    return np.where(
-        lead > horizon, np.maximum(variance, variance_at_horizon * lead / horizon), variance
-    )
+    grown = 1 + growth * (lead / horizon - 1)
+    return np.where(lead > horizon, np.maximum(variance, variance_at_horizon * grown), variance)
 
 
 class LeadCalibration:
@@ -177,6 +189,10 @@ class LeadCalibration:
     ahead_edges : ndarray of shape (n_groups - 1,) or None, default=None
         Inner edges of the samples-ahead groups; every table then has ``n_channels ·
         n_groups`` rows (channel-major, see :meth:`rows`). ``None``: one group per channel.
+    growth : ndarray of shape (n_rows,) or None, default=None
+        Per table row, the share in ``[0, 1]`` of the variance that keeps growing linearly
+        beyond the training horizon (:func:`horizon_floor`; see :meth:`fit_forecasts`);
+        ``None``: 1, a random walk's.
 
     Examples
     --------
@@ -197,6 +213,7 @@ class LeadCalibration:
         mean_weight: np.ndarray | None = None,
         level_weight: np.ndarray | None = None,
         ahead_edges: np.ndarray | None = None,
+        growth: np.ndarray | None = None,
     ) -> None:
         self.quantiles = np.asarray(quantiles, dtype=np.float64)
         self.second_moment = np.asarray(second_moment, dtype=np.float64)
@@ -206,6 +223,8 @@ class LeadCalibration:
         self.mean_weight = None if mean_weight is None else np.asarray(mean_weight, np.float64)
         self.level_weight = None if level_weight is None else np.asarray(level_weight, np.float64)
         self.ahead_edges = np.empty(0) if ahead_edges is None else np.asarray(ahead_edges, float)
+        rows = self.quantiles.shape[0]
+        self.growth = np.ones(rows) if growth is None else np.asarray(growth, dtype=np.float64)
 
     @property
     def n_bins(self) -> int:
@@ -265,6 +284,7 @@ class LeadCalibration:
             rep(self.mean_weight),
             rep(self.level_weight),
             ahead_edges,
+            rep(self.growth),
         )
 
     @classmethod
@@ -351,6 +371,7 @@ class LeadCalibration:
         level_weight: np.ndarray | None = None,
         origins: np.ndarray | None = None,
         ahead_edges: np.ndarray | None = None,
+        growth: np.ndarray | None = None,
     ) -> LeadCalibration:
         """The weighted conformal quantiles and second moments of ``scores`` per channel (a
         table row: channel and group with ``ahead_edges``) and bin. A new forecast weighs
@@ -383,7 +404,15 @@ class LeadCalibration:
             quantiles = np.maximum.accumulate(quantiles, axis=1)
             second = np.maximum.accumulate(second, axis=1)
         return cls(
-            quantiles, second, edges, n_scores, centres, mean_weight, level_weight, ahead_edges
+            quantiles,
+            second,
+            edges,
+            n_scores,
+            centres,
+            mean_weight,
+            level_weight,
+            ahead_edges,
+            growth,
         )
 
     @classmethod
@@ -411,7 +440,12 @@ class LeadCalibration:
         worse than the last value on the data held out (a larger weight wins a tie). The
         scores ``|y − w·mean| / σ`` are then calibrated as by :meth:`fit`. Two numbers per
         channel and bin are fitted on the held-out forecasts that calibrate them, a
-        negligible loss of exchangeability beside the 30 or more scores behind each.
+        negligible loss of exchangeability beside the 30 or more scores behind each. The
+        errors ``|y − w·mean|`` also tell how each channel's variance grows beyond the
+        training horizon (``growth``, :func:`horizon_floor`): their median's square per
+        lead bin, fitted as ``a + b·lead`` (``a, b ≥ 0``: a level plus a random walk), gives
+        the share ``b·L / (a + b·L)`` of the growing part at the last bin's lead ``L``
+        (:meth:`fit`, which sees only scores, keeps 1).
 
         Parameters
         ----------
@@ -464,6 +498,7 @@ class LeadCalibration:
         targets, means = np.asarray(targets, float), np.asarray(means, float)
         sigmas, leads = np.asarray(sigmas, float), np.asarray(leads, float)
         channels, ahead_edges = np.asarray(channels, int), np.empty(0)
+        by_channel, n_by_channel = channels, n_channels
         if ahead is not None:
             g = AHEAD_EDGES.size + 1
             rows = _group_rows(channels, ahead, AHEAD_EDGES)
@@ -488,7 +523,8 @@ class LeadCalibration:
             _read_at(weight, channels, leads, edges, centres) * means
             + _read_at(pull, channels, leads, edges, centres) * levels
         )
-        scores = np.abs(targets - shrunk) / sigmas
+        errors = np.abs(targets - shrunk)
+        scores = errors / sigmas
         return cls._from_scores(
             scores,
             channels,
@@ -501,6 +537,10 @@ class LeadCalibration:
             pull,
             origins,
             ahead_edges,
+            np.repeat(
+                _error_growth(errors, weights, by_channel, bins, centres, n_by_channel),
+                n_channels // n_by_channel,
+            ),
         )
 
     def mean_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
@@ -602,6 +642,7 @@ class LeadCalibration:
                 None if self.mean_weight is None else self._read(self.mean_weight, chans, at),
                 None if self.level_weight is None else self._read(self.level_weight, chans, at),
                 self.ahead_edges,
+                np.maximum(self.growth, other.growth),
             )
         mine, theirs = self._as_steps(), other._as_steps()
         edges = np.union1d(mine.edges, theirs.edges)
@@ -615,6 +656,7 @@ class LeadCalibration:
             mean_weight=None if self.mean_weight is None else self.mean_weight[:, a],
             level_weight=None if self.level_weight is None else self.level_weight[:, a],
             ahead_edges=self.ahead_edges,
+            growth=np.maximum(self.growth, other.growth),
         )
 
     def _as_steps(self) -> LeadCalibration:
@@ -629,6 +671,7 @@ class LeadCalibration:
             self.edges,
             self.n_scores,
             ahead_edges=self.ahead_edges,
+            growth=self.growth,
         )
 
     def _bins(self, leads: np.ndarray) -> np.ndarray:
@@ -720,6 +763,43 @@ def _lead_bins(
         [np.median(leads[bins == b]) if (bins == b).any() else lower[b] for b in range(n_bins)]
     )
     return edges, bins, np.maximum.accumulate(centres)
+
+
+def _error_growth(
+    errors: np.ndarray,
+    weights: np.ndarray,
+    channels: np.ndarray,
+    bins: np.ndarray,
+    centres: np.ndarray,
+    n_channels: int,
+) -> np.ndarray:
+    """Per channel, the share in ``[0, 1]`` of the held-out error variance at the last lead
+    bin that grew linearly with lead: the weighted median of ``|error|`` squared per lead bin
+    of ``MIN_SCORES_PER_BIN`` or more (robust to the errors' heavy tails), fitted by least
+    squares as ``a + b·lead`` with ``a, b ≥ 0`` (a level plus a random walk), read as
+    ``b·L / (a + b·L)`` at the last centre ``L``; 1, a random walk's, where fewer than two
+    bins tell."""
+    growth = np.ones(n_channels)
+    for ch in range(n_channels):
+        x, y = [], []
+        for b, centre in enumerate(centres):
+            members = (channels == ch) & (bins == b)
+            if members.sum() < MIN_SCORES_PER_BIN:
+                continue
+            order = np.argsort(errors[members], kind="stable")
+            cum = np.cumsum(weights[members][order])
+            x.append(centre)
+            y.append(errors[members][order][np.searchsorted(cum, cum[-1] / 2)] ** 2)
+        x, y = np.asarray(x), np.asarray(y)
+        if x.size < 2 or np.ptp(x) == 0 or not y.any():
+            continue
+        slope, level = np.polyfit(x, y, 1)
+        if slope <= 0:  # no growth: a level
+            slope, level = 0.0, y.mean()
+        elif level < 0:  # through the origin: all of it grows
+            slope, level = (x @ y) / (x @ x), 0.0
+        growth[ch] = slope * x[-1] / (level + slope * x[-1])
+    return growth
 
 
 def _groups(channels: np.ndarray, bins: np.ndarray, n_channels: int, n_bins: int):
@@ -1016,7 +1096,9 @@ def window_forecasts(
         m, s2 = m.reshape(k.size + 1, n_ch), s2.reshape(k.size + 1, n_ch)
         scale2 = scale[w, :q] ** 2  # variances and their parts scale alike
         mean[i, k] = m[:-1]
-        var[i, k] = horizon_floor(s2[:-1], s2[-1], rel, horizon_span)
+        var[i, k] = horizon_floor(
+            s2[:-1], s2[-1], rel, horizon_span, calibration.growth[group[i, k]]
+        )
         lead[i, k] = rel
         noise[i, k] = (scale2 * out.noise[w, :q]).reshape(k.size + 1, n_ch)[:-1]
         evidence[i, k] = out.evidence[w, :q].reshape(k.size + 1, n_ch, n_heads)[:-1]

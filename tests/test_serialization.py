@@ -214,9 +214,10 @@ def test_a_calibration_with_samples_ahead_groups_round_trips(forecasters, tmp_pa
         ahead=ahead,
     )
     assert f.calibration_.n_groups == 3
+    assert f.calibration_.growth.max() < 0.5  # errors that do not grow: not the default 1
     save(f, tmp_path / "f.levy.zip")
     again = load_from_path(tmp_path / "f.levy.zip").calibration_
-    for name in ("quantiles", "second_moment", "edges", "centres", "ahead_edges"):
+    for name in ("quantiles", "second_moment", "edges", "centres", "ahead_edges", "growth"):
         np.testing.assert_array_equal(getattr(again, name), getattr(f.calibration_, name))
     assert_same(forecaster_outputs(f), forecaster_outputs(load_from_path(tmp_path / "f.levy.zip")))
 

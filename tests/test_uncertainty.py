@@ -372,3 +372,52 @@ def test_samples_ahead_and_channel_spacing_by_hand():
     # The next sample one gap ahead; no gap to count in: as far as the last group;
     # a second forecast time five gaps ahead: five.
     np.testing.assert_array_equal(samples_ahead(lead, spacing, position), [1.0, np.inf, 5.0])
+
+
+@pytest.mark.parametrize(
+    ("level", "slope", "power"), [(1, 0, 1), (0, 1, 1), (5, 0.5, 1), (0, 1, 2)]
+)
+def test_growth_beyond_the_horizon_is_the_growing_share_of_held_out_errors(level, slope, power):
+    # Held-out errors of variance level + slope · lead**power within a horizon of 12 (σ = 1):
+    # the learned share is the generating random walk's share at the last bin's lead (a
+    # faster growth counts as a random walk's, the most the floor assumes).
+    rng = np.random.default_rng(5)
+    leads = rng.uniform(0.5, 12, 8000)
+    errors = rng.standard_normal(leads.size) * np.sqrt(level + slope * leads**power)
+    cal = LeadCalibration.fit_forecasts(
+        errors, np.zeros(leads.size), np.ones(leads.size), np.zeros(leads.size, int), leads, 1
+    )
+    last = cal.centres[-1]
+    expected = 1.0 if power > 1 else slope * last / (level + slope * last)
+    assert cal.growth[0] == pytest.approx(expected, abs=0.08)
+    assert LeadCalibration.fit(np.abs(errors), np.zeros(leads.size, int), leads, 1).growth[0] == 1
+
+
+@pytest.mark.parametrize("walk", [False, True])
+def test_learned_growth_covers_fresh_draws_beyond_the_horizon(walk):
+    # A level plus noise (errors stop growing) and a random walk plus noise (they keep
+    # growing linearly), the network's σ 1 at every lead: the floor with the learned share
+    # covers fresh draws at 2 and 4 horizons ahead; a random walk's floor over-covers the
+    # level.
+    rng = np.random.default_rng(6)
+    leads = rng.uniform(0.5, 12, 20_000)
+
+    def errors(lead):
+        return rng.standard_normal(np.shape(lead)) * np.sqrt(1 + (lead if walk else 0))
+
+    cal = LeadCalibration.fit_forecasts(
+        errors(leads),
+        np.zeros(leads.size),
+        np.ones(leads.size),
+        np.zeros(leads.size, int),
+        leads,
+        1,
+    )
+    for lead in (24.0, 48.0):
+        fresh = errors(np.full(20_000, lead))
+        half = cal.quantile(0.9, np.array([0]), np.array([lead]))[0]
+        sigma = np.sqrt(horizon_floor(1.0, 1.0, lead, 12.0, cal.growth[0]))
+        assert np.mean(np.abs(fresh) <= half * sigma) == pytest.approx(0.9, abs=0.03)
+        if not walk:
+            as_walk = np.sqrt(horizon_floor(1.0, 1.0, lead, 12.0))
+            assert np.mean(np.abs(fresh) <= half * as_walk) > 0.95
