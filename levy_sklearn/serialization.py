@@ -62,7 +62,7 @@ _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PR
 # written before they existed and loads with their default (calibration_folds changes how a
 # later pretrain trains; a calibration without centres is read by lead bin, one without
 # mean weights keeps the network's forecast, one without level weights pulls nowhere, and
-# one without samples-ahead edges has one group per channel, one without growth exponents
+# one without samples-ahead edges has one group per channel, one without growth shares
 # floors beyond the horizon like a random walk, as they were).
 _ADDED_SINCE_V1 = {
     "LevyForecaster": {"calibration_folds"},

@@ -777,8 +777,8 @@ def _error_growth(
     bin that grew linearly with lead: the weighted median of ``|error|`` squared per lead bin
     of ``MIN_SCORES_PER_BIN`` or more (robust to the errors' heavy tails), fitted by least
     squares as ``a + b·lead`` with ``a, b ≥ 0`` (a level plus a random walk), read as
-    ``b·L / (a + b·L)`` at the last centre ``L``; 1, a random walk's, where fewer than two
-    bins tell."""
+    ``b·L / (a + b·L)`` at the farthest such bin's centre ``L``; 1, a random walk's, where
+    fewer than two bins tell."""
     growth = np.ones(n_channels)
     for ch in range(n_channels):
         x, y = [], []
