@@ -175,6 +175,24 @@ def test_uncertainty_grows_with_horizon(walk_pretrained):
     assert sd[19] >= sd[9] * np.sqrt(1 + rho * (20 / 10 - 1)) * (1 - 1e-9)
 
 
+def test_the_floor_beyond_the_horizon_grows_by_the_learned_share(walk_pretrained):
+    # The same forecasts with the share ρ set to 0 and to 1 (max_horizon h = 10): beyond h
+    # the variance is at least the horizon's times 1 + ρ(L/h − 1), the horizon's own at
+    # ρ = 0 and a random walk's at ρ = 1; within h nothing moves.
+    y = random_walk(seed=100)
+    f = walk_pretrained.clone().fit(y.loc[: y.last_valid_index()])
+    fh = np.array([5, 10, 20, 40])
+    var = {}
+    for rho in (0.0, 1.0):
+        f.calibration_.growth = np.full_like(f.calibration_.growth, rho)
+        var[rho] = f.predict_var(fh=fh).to_numpy().ravel()
+    np.testing.assert_array_equal(var[0.0][:2], var[1.0][:2])
+    assert (var[0.0][2:] >= var[0.0][1] * (1 - 1e-9)).all()
+    assert var[1.0][3] > var[0.0][3]  # the random walk's floor binds 4 horizons ahead
+    walk = np.maximum(var[0.0][2:], var[0.0][1] * fh[2:] / 10)
+    np.testing.assert_allclose(var[1.0][2:], walk, rtol=1e-9)
+
+
 def test_uncertainty_grows_across_a_gap(walk_pretrained):
     full = random_walk(seed=101).interpolate()
     gap = full.copy()
