@@ -925,24 +925,30 @@ def verdict_section(runs: list[dict]) -> list[str]:
 
 
 def plot(tables: dict[str, pd.DataFrame], path: Path) -> None:
-    """90 % coverage by lead tertile per panel and method, nominal line at 0.9."""
+    """90 % coverage by lead tertile per panel: the peers, LevyForecaster's first run of the
+    panel (before) and its newest (after), nominal line at 0.9, a legend per panel (the
+    newest run differs between panels)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(tables), figsize=(3.2 * len(tables), 3.4), sharey=True)
+    fig, axes = plt.subplots(1, len(tables), figsize=(3.2 * len(tables), 3.6), sharey=True)
     for ax, (panel, table) in zip(np.atleast_1d(axes), tables.items(), strict=True):
         cols = [c for c in table.columns if c.startswith("cov90 ")]
-        for method, row in table.iterrows():
+        levy = [m for m in table.index if m not in PEERS]
+        shown = [*PEERS, *dict.fromkeys([levy[0], levy[-1]])]
+        for method in shown:
             style = "--" if method in PEERS else "-"
-            ax.plot([1, 2, 3], row[cols].to_numpy(float), style, marker="o", label=method)
+            width = 2.5 if method == levy[-1] else 1.2
+            values = table.loc[method, cols].to_numpy(float)
+            ax.plot([1, 2, 3], values, style, lw=width, marker="o", label=method)
         ax.axhline(0.9, color="black", lw=0.8)
         ax.set_xticks([1, 2, 3], ["short", "mid", "long"])
         ax.set_title(panel)
         ax.set_xlabel("lead tertile")
+        ax.legend(fontsize=6, loc="lower right")
     np.atleast_1d(axes)[0].set_ylabel("coverage of the 90 % interval")
-    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
