@@ -149,8 +149,10 @@ class LeadCalibration:
     factor is the conformal quantile, the ``⌈(n + 1)c⌉``-th smallest score (the largest where
     ``n`` is too small for ``c``; with weights, the smallest score whose cumulative weight
     reaches ``c·(W + W/n_o)``: a new forecast weighs what one of the ``n_o`` held-out origins
-    weighs in the bin on average), made non-decreasing in lead: a forecast further ahead is
-    never given a narrower interval than a nearer one. A forecast's factor is read linearly
+    weighs in the bin on average), raised where needed so that a typical interval never
+    narrows further ahead: the factor times the bin's median held-out σ is non-decreasing in
+    lead (a factor may fall where σ grows with lead; :meth:`fit`, which sees no σ, keeps the
+    factors themselves non-decreasing). A forecast's factor is read linearly
     in lead between the bins' median leads (``centres``), so that it follows the lead within
     a bin too; flat beyond the outer centres (nearer than the first, a little wide). The
     interval at coverage ``c`` is ``mean ± quantile(c)·σ``; the calibrated variance is
@@ -372,6 +374,7 @@ class LeadCalibration:
         origins: np.ndarray | None = None,
         ahead_edges: np.ndarray | None = None,
         growth: np.ndarray | None = None,
+        typical_sigma: np.ndarray | None = None,
     ) -> LeadCalibration:
         """The weighted conformal quantiles and second moments of ``scores`` per channel (a
         table row: channel and group with ``ahead_edges``) and bin. A new forecast weighs
@@ -382,8 +385,9 @@ class LeadCalibration:
         smallest; with each origin's weight spread over its forecasts' lead bins, a new
         origin weighs in a bin the share a held-out one has there (the pooled conformal
         quantile of two-level data: origins exchangeable, each weighing the same), where a
-        whole unit would err wide on panels of few origins. Non-decreasing in lead without
-        groups (see the class docstring)."""
+        whole unit would err wide on panels of few origins. Without groups, a typical width
+        (the factor times ``typical_sigma``, the bin's median held-out σ; 1 without it) is
+        made non-decreasing in lead (see the class docstring)."""
         n_bins = centres.size
         weights = np.ones_like(scores) if weights is None else weights
         origins = np.arange(scores.size) if origins is None else origins
@@ -401,8 +405,10 @@ class LeadCalibration:
             second[ch, b] = np.average(s**2, weights=w)
             n_scores[ch, b] = s.size
         if ahead_edges is None or not ahead_edges.size:  # never narrower further ahead
-            quantiles = np.maximum.accumulate(quantiles, axis=1)
-            second = np.maximum.accumulate(second, axis=1)
+            sigma = np.ones(second.shape) if typical_sigma is None else typical_sigma
+            quantiles = np.maximum.accumulate(quantiles * sigma[..., None], axis=1)
+            quantiles /= sigma[..., None]
+            second = np.maximum.accumulate(second * sigma**2, axis=1) / sigma**2
         return cls(
             quantiles,
             second,
@@ -525,6 +531,9 @@ class LeadCalibration:
         )
         errors = np.abs(targets - shrunk)
         scores = errors / sigmas
+        typical_sigma = np.ones((n_channels, centres.size))
+        for ch, b, members in _groups(channels, bins, n_channels, centres.size):
+            typical_sigma[ch, b] = np.median(sigmas[members])
         return cls._from_scores(
             scores,
             channels,
@@ -541,6 +550,7 @@ class LeadCalibration:
                 _error_growth(errors, weights, by_channel, bins, centres, n_by_channel),
                 n_channels // n_by_channel,
             ),
+            typical_sigma,
         )
 
     def mean_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:

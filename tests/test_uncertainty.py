@@ -69,6 +69,31 @@ def test_quantiles_never_narrow_further_ahead_or_at_higher_levels():
     assert (np.diff(cal.second_moment, axis=1) >= 0).all()
 
 
+@pytest.mark.parametrize("sigma_grows", [True, False])
+def test_a_typical_interval_never_narrows_further_ahead(sigma_grows):
+    # Errors of one spread at every lead; the network's σ grows with lead (too wide far out)
+    # or falls. Calibrated, fresh draws are covered at nominal in every lead third where a
+    # typical width may stay flat (σ grows: the far factors fall below the near one), and
+    # the typical width (factor × median σ) never falls where σ falls.
+    rng = np.random.default_rng(8)
+    n = 6000
+    leads = rng.uniform(0, 12, n)
+    sigma = 1 + leads / 3 if sigma_grows else 5 - leads / 3
+    errors = rng.standard_normal(n)
+    cal = LeadCalibration.fit_forecasts(errors, np.zeros(n), sigma, np.zeros(n, int), leads, 1)
+    at = cal.centres
+    typical = 1 + at / 3 if sigma_grows else 5 - at / 3
+    width = cal.quantile(0.9, np.zeros(at.size, int), at) * typical
+    assert (np.diff(width) >= -1e-9 * width[1:]).all()
+    if sigma_grows:
+        assert (np.diff(cal.quantiles[0, :, -1]) < 0).any()  # factors fall where σ grows
+        fresh = rng.standard_normal(n)
+        half = cal.quantile(0.9, np.zeros(n, int), leads) * sigma
+        for third in range(3):
+            inside = (leads >= 4 * third) & (leads < 4 * third + 4)
+            assert np.mean(np.abs(fresh[inside]) <= half[inside]) == pytest.approx(0.9, abs=0.04)
+
+
 def test_identity_is_the_normal_and_at_least_only_widens():
     unit = LeadCalibration.identity(2)
     levels = [0.3, 0.5, 0.9, 0.97, 0.9995]
