@@ -519,7 +519,9 @@ class LeadCalibration:
         w_pairs, u_pairs = (g.ravel() for g in np.meshgrid(w_grid, u_grid, indexing="ij"))
         weight = np.ones((n_channels, centres.size))
         pull = np.zeros((n_channels, centres.size))
+        typical_sigma = np.ones((n_channels, centres.size))
         for ch, b, members in _groups(channels, bins, n_channels, centres.size):
+            typical_sigma[ch, b] = np.median(sigmas[members])
             forecast = w_pairs * means[members, None] + u_pairs * levels[members, None]
             err = weights[members] @ np.abs(targets[members, None] - forecast)
             # Equal errors may differ in the last bits (the product's summation order).
@@ -531,9 +533,6 @@ class LeadCalibration:
         )
         errors = np.abs(targets - shrunk)
         scores = errors / sigmas
-        typical_sigma = np.ones((n_channels, centres.size))
-        for ch, b, members in _groups(channels, bins, n_channels, centres.size):
-            typical_sigma[ch, b] = np.median(sigmas[members])
         return cls._from_scores(
             scores,
             channels,
