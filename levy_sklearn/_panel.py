@@ -80,10 +80,16 @@ def sktime_ready(y: object) -> object:
     """``y`` with object or text columns of numbers as floats, or a brief error for what sktime's
     input checks (they run before ``_fit``) would answer obscurely: an object column of
     numbers gets "categorical features", a time index out of order a dump of the whole
-    index."""
+    index, repeated column names an AttributeError."""
     if not isinstance(y, (pd.Series, pd.DataFrame)):
         return y
     frame = y.to_frame() if isinstance(y, pd.Series) else y
+    repeated = frame.columns[frame.columns.duplicated()].unique().tolist()
+    if repeated:
+        raise ValueError(
+            f"y has more than one column named {repeated}; channels are matched by name, "
+            "so give every column its own name."
+        )
     # Scalar cells only: sktime's nested panels hold a series per cell (object dtype too).
     objects = [
         c
@@ -143,10 +149,14 @@ def in_order(
     taken whatever its name (there is nothing to mix up). With ``by_position_if_renamed``,
     columns sharing no name with ``columns`` (e.g. a panel pretrained with names, a subject
     with pandas' default 0, 1, …) are taken by position, with a warning naming the pairing:
-    there is no name to match, and sktime's pretrain contract fits such data."""
+    there is no name to match, and sktime's pretrain contract fits such data. A single
+    column comes back under the name in ``columns``: it is the same channel, and the frames
+    of one series must agree on its name to be joined."""
     given = list(y.columns)
-    if given == columns or (len(given) == 1 and len(columns) == 1):
+    if given == columns:
         return y
+    if len(given) == 1 and len(columns) == 1:
+        return y.set_axis(columns, axis=1)
     missing = [c for c in columns if c not in given]
     unknown = [c for c in given if c not in columns]
     duplicated = len(set(given)) != len(given)

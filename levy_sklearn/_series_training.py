@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ._time_axis import TimeAxis
+from ._panel import in_order, instances
+from ._time_axis import TimeAxis, describe_kind, index_kind
 from .training import LevyNeuralNet, continue_levy_net, fit_levy_net, make_levy_net
 from .uncertainty import (
     LeadCalibration,
@@ -173,18 +174,43 @@ def series_panel(
     return Panel(spec, mean, scale, means, scales, times, values, population_level)
 
 
+def check_update(y: pd.DataFrame, series: dict[Hashable, pd.DataFrame], kind: str) -> None:
+    """Refuse an update ``y`` that :func:`extend_series` cannot join to ``series`` (fitted
+    on times of ``kind``, see :func:`~levy_sklearn._time_axis.index_kind`): columns other
+    than the known ones (see :func:`~levy_sklearn._panel.in_order`), or times of another
+    kind or time zone, which pandas cannot order among the known ones."""
+    known = next(iter(series.values()))
+    in_order(y, list(known.columns), "update's y")
+    zone = getattr(known.index, "tz", None)
+    for _, frame in instances(y):
+        given = index_kind(frame.index)
+        if given != kind:
+            raise ValueError(
+                f"update's y has {describe_kind(given)} but the forecaster was fitted on "
+                f"{describe_kind(kind)}; index the new observations like fit's y."
+            )
+        if str(getattr(frame.index, "tz", None)) != str(zone):
+            raise ValueError(
+                f"update's y is in time zone {frame.index.tz} but fit's y "
+                f"{'is tz-naive' if zone is None else f'is in {zone}'}; convert the new "
+                "observations' index to fit's time zone first."
+            )
+
+
 def extend_series(
     series: dict[Hashable, pd.DataFrame],
-    new: list[tuple[Hashable, pd.DataFrame]],
+    y: pd.DataFrame,
     own: tuple[np.ndarray, np.ndarray],
     population: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Add the observations of ``new`` to ``series`` (in place; a repeated time point takes
-    the new value) and return the series' per-channel means and scales ``own`` with a row
-    for every series first seen here, standardised by its own history (the ``population``'s
-    ``(mean, scale)`` where it has too little data)."""
+    """Add the observations of update's ``y`` (see :func:`check_update`; its columns matched
+    by name) to ``series`` (in place; a repeated time point takes the new value) and return
+    the series' per-channel means and scales ``own`` with a row for every series first seen
+    here, standardised by its own history (the ``population``'s ``(mean, scale)`` where it
+    has too little data)."""
     means, scales = own
-    for key, frame in new:
+    y = in_order(y, list(next(iter(series.values())).columns), "update's y")
+    for key, frame in instances(y):
         old = series.get(key)
         if old is not None:
             frame = pd.concat([old, frame])

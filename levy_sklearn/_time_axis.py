@@ -9,6 +9,7 @@ absolute forecast times of each series.
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,9 +20,20 @@ from sktime.forecasting.base import ForecastingHorizon
 from ._normalisation import MIN_SEASONS
 
 _TIMEDELTA_KINDS = ("datetime", "timedelta")
+# How to pass fh in each kind of time (see index_kind), for error messages.
+_KIND_HINTS = {
+    "datetime": "timestamps, e.g. fh=pd.DatetimeIndex([...])",
+    "timedelta": "time spans, e.g. fh=pd.to_timedelta([1, 2], unit='h')",
+    "period": "periods of y's frequency, e.g. fh=pd.period_range(..., freq=y.index.freq)",
+    "numeric": "index values, e.g. fh=pd.Index([101, 102])",
+}
 # A series is regularly spaced when every step is within this share of the time unit (month
 # ends: 28–31 days).
 _REGULAR_TOLERANCE = 0.25
+# A series fitted after pretrain whose median spacing is this many times the pretraining unit
+# (or its inverse) gets a warning: its windows hold far more or fewer observations than the
+# network learned from (hourly pretraining, daily data: one observation per context).
+_SPACING_MISMATCH = 10.0
 
 
 def index_kind(index: pd.Index) -> str:
@@ -69,22 +81,42 @@ def index_kind(index: pd.Index) -> str:
     )
 
 
-def _raw_time(index: pd.Index) -> np.ndarray:
-    """Float time in the index's native unit: seconds for datetime/timedelta, periods for a
-    period index (their ordinals), the values themselves for a numeric index."""
-    if isinstance(index, pd.DatetimeIndex):
-        if index.tz is not None:
-            index = index.tz_convert("UTC").tz_localize(None)
-        return np.asarray((index - pd.Timestamp(0)) / pd.Timedelta(1, "s"), dtype=np.float64)
-    if isinstance(index, pd.TimedeltaIndex):
-        return np.asarray(index / pd.Timedelta(1, "s"), dtype=np.float64)
+def _raw_values(index: pd.Index) -> np.ndarray:
+    """Integer time of every point in the index's native resolution: nanoseconds for
+    datetime (UTC) and timedelta, ordinals for periods, the values of a numeric index."""
+    if isinstance(index, pd.DatetimeIndex | pd.TimedeltaIndex):
+        return index.as_unit("ns").asi8
     if isinstance(index, pd.PeriodIndex):
-        return index.asi8.astype(np.float64)
-    return np.asarray(index, dtype=np.float64)
+        return index.asi8
+    return np.asarray(index)
 
 
-def _unit_seconds_or_value(unit: pd.Timedelta | float) -> float:
-    return unit / pd.Timedelta(1, "s") if isinstance(unit, pd.Timedelta) else float(unit)
+def time_origin(indexes: Sequence[pd.Index]) -> int | float:
+    """The earliest time point of ``indexes`` in their native resolution (see
+    :func:`index_to_time`): times measured from it keep their differences exact to float64
+    rounding, which times measured from 1970 do not (in 2024 a float second holds 0.24 µs,
+    a quarter of a 1 kHz sensor's spacing).
+
+    Parameters
+    ----------
+    indexes : sequence of pd.Index
+        Every series' index (see :func:`median_spacing`).
+
+    Returns
+    -------
+    int or float
+        Nanoseconds for datetime (UTC) and timedelta indexes, an ordinal for periods.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn._time_axis import time_origin
+    >>> time_origin([pd.RangeIndex(5, 9), pd.RangeIndex(3, 6)])
+    3
+    """
+    firsts = [_raw_values(ix)[:1] for ix in indexes]
+    first = np.concatenate(firsts) if firsts else np.array([0])
+    return first.min().item() if first.size else 0
 
 
 def median_spacing(indexes: Sequence[pd.Index]) -> pd.Timedelta | float:
@@ -115,21 +147,28 @@ def median_spacing(indexes: Sequence[pd.Index]) -> pd.Timedelta | float:
     >>> median_spacing([pd.Index([0, 2, 4, 5])])
     2.0
     """
-    gaps = [np.diff(np.sort(_raw_time(ix))) for ix in indexes if len(ix) > 1]
+    # In the index's own resolution (nanoseconds for times): exact differences.
+    gaps = [np.diff(np.sort(_raw_values(ix))) for ix in indexes if len(ix) > 1]
     gaps = np.concatenate(gaps) if gaps else np.array([])
     gaps = gaps[gaps > 0]
-    spacing = float(np.median(gaps)) if gaps.size else 1.0
     kinds = {index_kind(ix) for ix in indexes}
     if kinds & {"datetime", "timedelta"}:
-        return pd.Timedelta(seconds=spacing)
-    return spacing
+        # In the finest resolution of the indexes (forecast times keep their dtype).
+        finest = max((ix.unit for ix in indexes), key=["s", "ms", "us", "ns"].index)
+        spacing = round(float(np.median(gaps))) if gaps.size else 10**9
+        return pd.Timedelta(spacing, unit="ns").as_unit(finest)
+    return float(np.median(gaps)) if gaps.size else 1.0
 
 
-def index_to_time(index: pd.Index, unit: pd.Timedelta | float) -> np.ndarray:
-    """Float times of ``index`` in multiples of ``unit`` (see :func:`median_spacing`).
+def index_to_time(
+    index: pd.Index, unit: pd.Timedelta | float, origin: int | float = 0
+) -> np.ndarray:
+    """Float times of ``index`` since ``origin`` in multiples of ``unit`` (see
+    :func:`median_spacing`).
 
-    Only differences of these times carry meaning (the origin is the Unix epoch for datetimes,
-    zero otherwise); windows subtract their cutoff.
+    Only differences of these times carry meaning; windows subtract their cutoff. The
+    ``origin`` (:func:`time_origin`: nanoseconds for datetimes and timedeltas, an ordinal
+    for periods, an index value otherwise) keeps them exact; ``0`` is the Unix epoch.
 
     Parameters
     ----------
@@ -138,6 +177,8 @@ def index_to_time(index: pd.Index, unit: pd.Timedelta | float) -> np.ndarray:
     unit : pd.Timedelta or float
         The time unit: a ``pd.Timedelta`` for datetime and timedelta indexes, a number of
         periods or index units otherwise.
+    origin : int or float, default=0
+        The time zero, in the index's native resolution (see :func:`time_origin`).
 
     Returns
     -------
@@ -153,7 +194,9 @@ def index_to_time(index: pd.Index, unit: pd.Timedelta | float) -> np.ndarray:
     >>> (t - t[0]).tolist()
     [0.0, 1.0, 4.0]
     """
-    return _raw_time(index) / _unit_seconds_or_value(unit)
+    since = np.asarray(_raw_values(index) - origin, dtype=np.float64)
+    # Nanoseconds over nanoseconds: one rounding, so a whole number of units is exact.
+    return since / (unit.value if isinstance(unit, pd.Timedelta) else float(unit))
 
 
 def span_in_units(
@@ -296,6 +339,8 @@ class TimeAxis:
         ``context_length`` and ``max_horizon`` in time units.
     seasonal_period : float or None
         The seasonal period in time units.
+    origin : int or float, default=0
+        The time zero of :meth:`times` (see :func:`time_origin`).
 
     Examples
     --------
@@ -312,6 +357,7 @@ class TimeAxis:
     context_span: float
     horizon_span: float
     seasonal_period: float | None
+    origin: int | float = 0
 
     @classmethod
     def fit(
@@ -324,7 +370,8 @@ class TimeAxis:
         pretrained: tuple[str, pd.Timedelta | float] | None = None,
     ) -> TimeAxis:
         """The time axis of series with these indexes: the median spacing as unit, or the
-        unit of a pretraining panel of kind and unit ``pretrained``."""
+        unit of a pretraining panel of kind and unit ``pretrained``; times measured from
+        their earliest point."""
         kinds = {index_kind(ix) for ix in indexes}
         if len(kinds) > 1 and not kinds <= set(_TIMEDELTA_KINDS):
             raise TypeError(f"All series must share one kind of time index, got {kinds}.")
@@ -339,6 +386,17 @@ class TimeAxis:
                     f"got a {kind} one; its network measures time in the pretraining unit, so "
                     "fit it on a series indexed like the pretraining panel."
                 )
+            own = median_spacing(indexes)
+            spaced = any(ix.nunique() > 1 for ix in indexes)
+            if spaced and not 1 / _SPACING_MISMATCH <= own / unit <= _SPACING_MISMATCH:
+                warnings.warn(
+                    f"y is spaced {own} apart (median) but the network was pretrained on "
+                    f"series spaced {unit} apart, so its windows hold {unit / own:.3g} times "
+                    "the observations it learned from: forecasts may be poor and intervals "
+                    "off. Pretrain on series sampled like y.",
+                    UserWarning,
+                    stacklevel=6,  # the user's fit, through sktime's fit and _fit
+                )
         if isinstance(seasonal_period, str) and seasonal_period == "auto":
             seasonal_period = infer_seasonal_period(indexes[0])
         return cls(
@@ -349,6 +407,7 @@ class TimeAxis:
             None
             if seasonal_period is None
             else span_in_units(seasonal_period, unit, "seasonal_period"),
+            time_origin(indexes),
         )
 
     def removes_season(self) -> bool:
@@ -358,8 +417,8 @@ class TimeAxis:
         return period is not None and self.context_span >= MIN_SEASONS * period
 
     def times(self, index: pd.Index) -> np.ndarray:
-        """Float times of ``index`` in time units."""
-        return index_to_time(index, self.unit)
+        """Float times of ``index`` in time units, since ``origin``."""
+        return index_to_time(index, self.unit, self.origin)
 
     def is_regular(self, indexes: Sequence[pd.Index]) -> bool:
         """Whether every step of every series is within 25 % of the time unit."""
@@ -425,11 +484,40 @@ class TimeAxis:
                     "relative time spans (e.g. fh=pd.to_timedelta([1, 2], unit='h'))."
                 )
             return pd.Index(cutoff[0] + np.asarray(values) * pd.Timedelta(step * self.unit))
+        if self.kind == "numeric" and pd.api.types.is_timedelta64_dtype(values.dtype):
+            raise ValueError(
+                "fh holds time spans (Timedelta) but y has an integer index, which has no "
+                "time unit; pass steps, e.g. fh=[1, 2, 3], or absolute index values."
+            )
         if self.kind == "timedelta" and pd.api.types.is_timedelta64_dtype(values.dtype):
             # sktime cannot hold absolute times of a TimedeltaIndex in a ForecastingHorizon
             # (to_absolute_index raises), so add the spans to the cutoff here.
             return pd.TimedeltaIndex(cutoff[0] + values)
-        return _in_zone(fh.to_absolute_index(cutoff), tz)
+        return _in_zone(self._same_kind(fh.to_absolute_index(cutoff)), tz)
+
+    def _same_kind(self, index: pd.Index) -> pd.Index:
+        """``index`` if it holds times of the series' kind; absolute times of another kind
+        (periods of another frequency, timestamps on an integer index, ...) are refused:
+        their raw values mean another time on this axis (a quarter's ordinal read as a
+        month's), so the forecast would be for a time nobody asked about."""
+        try:
+            kind = index_kind(index)
+        except TypeError:
+            kind = f"{type(index).__name__} ({index.dtype})"
+        if kind == self.kind:
+            return index
+        raise ValueError(
+            f"fh holds {describe_kind(kind)} but y has {describe_kind(self.kind)}; pass "
+            f"{_KIND_HINTS[self.kind.split('[')[0]]}, or relative steps, e.g. fh=[1, 2, 3]."
+        )
+
+
+def describe_kind(kind: str) -> str:
+    """A kind of time (see :func:`index_kind`) in words, for error messages."""
+    if kind.startswith("period["):
+        return f"periods of frequency {kind[7:-1]!r}"
+    names = {"datetime": "timestamps", "timedelta": "time spans", "numeric": "integer times"}
+    return names.get(kind, kind)
 
 
 def _like(cutoff: pd.Index, last: object) -> pd.Index:

@@ -284,6 +284,20 @@ def _as_columns(a: ArrayLike) -> NDArray:
     return a[:, None] if a.ndim == 1 else a
 
 
+def _checked_moments(mean: NDArray, std: NDArray, calibration: bool = False) -> None:
+    """Refuse moments no interval can be made from: a mean that is not finite, a std that
+    is not finite or is negative (zero too on a calibration set, whose scores divide by
+    it; it was floored at 1e-12 and gave scores of 1e12)."""
+    if not np.isfinite(mean).all():
+        raise ValueError("mean holds NaN or infinite values; pass the model's finite means.")
+    floor = "positive" if calibration else "non-negative"
+    if not np.isfinite(std).all() or (std <= 0 if calibration else std < 0).any():
+        raise ValueError(
+            f"std must be finite and {floor}; pass predicted standard deviations, not "
+            "variances or residuals."
+        )
+
+
 def _calibration_columns(
     mean: ArrayLike, std: ArrayLike, y: ArrayLike
 ) -> tuple[NDArray, NDArray, NDArray]:
@@ -293,6 +307,9 @@ def _calibration_columns(
         raise ValueError(
             f"mean {mean.shape}, std {std.shape} and y {y.shape} must have the same shape."
         )
+    _checked_moments(mean, std, calibration=True)
+    if np.isinf(y).any():
+        raise ValueError("y holds infinite values; NaN (unobserved) is the only gap allowed.")
     return mean, std, y
 
 
@@ -390,6 +407,7 @@ def conformal_interval(
             f"mean {mean.shape} and std {std.shape} must have the same shape, with one "
             f"column per fitted target ({len(fitted)})."
         )
+    _checked_moments(mean, std)
     lowers, uppers = [], []
     for q, mapie in enumerate(fitted):
         _, bounds = mapie.predict_interval(np.column_stack([mean[:, q], std[:, q]]))
@@ -454,6 +472,7 @@ class Intervals:
         (3, 2)
         """
         levels, scalar = check_coverage(coverage)
+        _checked_moments(np.asarray(mean, dtype=np.float64), np.asarray(std, dtype=np.float64))
         lower, upper = self._bounds(mean, std, levels)
         return (lower[..., 0], upper[..., 0]) if scalar else (lower, upper)
 

@@ -29,6 +29,7 @@ from ._series_training import (
     SeriesSpec,
     calibrated_on,
     calibration_share,
+    check_update,
     continue_network,
     extend_series,
     pretrain_calibrated,
@@ -112,8 +113,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     ----------
     net_ : LevyNeuralNet
         The trained (or pretrained) skorch net.
-    time_unit_ : pd.Timedelta or float
-        The time unit (median spacing) of the windows.
+    time_unit_, time_origin_ : pd.Timedelta or float, int or float
+        The time unit (median spacing) of the windows, and the time zero they are measured
+        from (nanoseconds for datetimes and timedeltas, an ordinal for periods).
     time_kind_ : str
         ``"datetime"``, ``"timedelta"``, ``"period[<freq>]"`` or ``"numeric"``.
     context_span_, horizon_span_ : float
@@ -294,6 +296,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             self.context_span_,
             self.horizon_span_,
             self.seasonal_period_,
+            getattr(self, "time_origin_", 0),  # files saved before it: the Unix epoch
         )
         return SeriesSpec(
             axis,
@@ -308,9 +311,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     def _resolve(self, indexes: list[pd.Index]) -> SeriesSpec:
         """The spec of series with these indexes (in the pretraining unit after
         ``pretrain``)."""
-        pretrained = None
-        if getattr(self, "pretrained_net_", None) is not None:
-            pretrained = (self.pretrained_time_kind_, self.pretrained_time_unit_)
+        fitted = getattr(self, "pretrained_net_", None) is not None
+        pretrained = (self.pretrained_time_kind_, self.pretrained_time_unit_) if fitted else None
         return SeriesSpec.resolve(self, indexes, pretrained)
 
     def _pretrained_scaling(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -385,12 +387,23 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         # messages for these inputs name neither the column nor the fix; see sktime_ready).
         return super()._check_X_y(X=X, y=sktime_ready(y), **kwargs)
 
+    def _update_y_X(self, y, X=None, **kwargs):
+        # sktime's update records y and moves the cutoff here, before _update: refuse what
+        # _update cannot take first, so that a refused update leaves the forecaster as it was.
+        if self.is_fitted and y is not None:
+            try:
+                check_update(y, self._series, self.time_kind_)
+            except (TypeError, ValueError):
+                self._y_metadata["feature_names"] = self._feature_names
+                raise
+        super()._update_y_X(y, X, **kwargs)
+
     def _fit(self, y, X=None, fh=None):
         """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.
 
-        Writes ``net_``, ``time_unit_``, ``time_kind_``, ``context_span_``, ``horizon_span_``,
-        ``seasonal_period_``, ``channel_mean_``, ``channel_scale_``, ``series_mean_``,
-        ``series_scale_``, ``n_channels_``, ``ar_order_``, ``max_targets_``,
+        Writes ``net_``, ``time_unit_``, ``time_origin_``, ``time_kind_``, ``context_span_``,
+        ``horizon_span_``, ``seasonal_period_``, ``channel_mean_``, ``channel_scale_``,
+        ``series_mean_``, ``series_scale_``, ``n_channels_``, ``ar_order_``, ``max_targets_``,
         ``calibration_fraction_``, ``calibration_`` and the context kept for prediction.
         After ``pretrain``, the pretrained network is kept.
         """
@@ -406,6 +419,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         self.n_channels_ = y.shape[1]
         spec = self._resolve([frame.index for _, frame in series])
         self.time_kind_, self.time_unit_ = spec.axis.kind, spec.axis.unit
+        self.time_origin_ = spec.axis.origin
         self.context_span_, self.horizon_span_ = spec.axis.context_span, spec.axis.horizon_span
         self.seasonal_period_ = spec.axis.seasonal_period
         self.max_targets_, self._ar_lags = spec.max_targets, spec.lags
@@ -440,26 +454,15 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         self._step = spec.axis.common_step([f.index for f in self._series.values()])
 
     def _update(self, y, X=None, update_params=True):
-        """Extend every series' context with the new observations (no retraining).
-
-        With ``refit_on_update=True`` and ``update_params=True`` the forecaster retrains on
-        everything seen so far (a pretrained network is kept and only recalibrated).
-        Writes the context kept for prediction (and a new series' row of ``series_mean_``
-        and ``series_scale_``), or what ``fit`` writes when it retrains.
-        """
-        names = self._y_metadata["feature_names"]
-        try:
-            y = in_order(y, list(next(iter(self._series.values())).columns), "update's y")
-        except ValueError:
-            # sktime's update has already recorded this y's column names as the forecaster's
-            # (its outputs' names): put back the known ones, so that a refused update leaves
-            # the forecaster as it was.
-            self._y_metadata["feature_names"] = self._feature_names
-            raise
-        self._feature_names = names
+        """Extend every series' context with the new observations (no retraining); with
+        ``refit_on_update=True`` and ``update_params=True``, retrain on everything seen so
+        far (a pretrained network is kept and only recalibrated). Writes the context kept
+        for prediction (and a new series' row of ``series_mean_`` and ``series_scale_``),
+        or what ``fit`` writes when it retrains."""
+        self._feature_names = self._y_metadata["feature_names"]
         self.series_mean_, self.series_scale_ = extend_series(
             self._series,
-            instances(y),
+            y,
             (self.series_mean_, self.series_scale_),
             (self.channel_mean_, self.channel_scale_),
         )
@@ -470,12 +473,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         return self
 
     def _update_predict_single(self, y, fh, X=None, update_params=True):
-        """Update with ``y``, then predict at ``fh``.
-
-        sktime's default calls the public ``update`` with the inner DataFrame, which makes
-        every later forecast of a Series a DataFrame; the private steps keep the output type
-        (``update_predict_single`` has already moved the cutoff).
-        """
+        """Update with ``y``, then predict at ``fh``: sktime's default calls the public
+        ``update`` with the inner DataFrame, which makes every later forecast of a Series a
+        DataFrame; the private steps keep the output type (the cutoff has already moved)."""
         self._update(y, X, update_params=update_params)
         return self._predict(fh, X)
 

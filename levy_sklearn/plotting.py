@@ -126,7 +126,8 @@ def plot_fan_chart(
     ImportError
         If matplotlib is not installed.
     ValueError
-        If ``intervals`` is not in the format above or ``variable`` is not in it.
+        If ``intervals`` is not in the format above, ``variable`` is not in it, or the data
+        hold a panel (select one series first).
 
     Notes
     -----
@@ -158,6 +159,12 @@ def plot_fan_chart(
             "intervals must be a DataFrame in sktime's predict_interval format, with a 3-level "
             "column MultiIndex (variable, coverage, 'lower'/'upper')."
         )
+    for name, data in (("y_train", y_train), ("y_pred", y_pred), ("intervals", intervals)):
+        if isinstance(getattr(data, "index", None), pd.MultiIndex):
+            raise ValueError(
+                f"{name} holds a panel (a MultiIndex); a fan chart draws one series: select "
+                "it first, e.g. y_pred.loc[key] for the series key."
+            )
     variables = intervals.columns.get_level_values(0).unique()
     if variable is None:
         variable = variables[0]

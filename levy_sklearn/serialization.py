@@ -1175,6 +1175,7 @@ def _schema(key: str) -> tuple[tuple[str, ...], dict[str, tuple[type, ...]]]:
         "pretrained_channel_scale_": arrays,
         "_series": (dict,),
         "_cutoff": (pd.Index, type(None)),
+        "time_origin_": (int, float),
     }
     return required, types
 

@@ -146,17 +146,18 @@ class LeadCalibration:
     series in a plain fit), the σ-normalised scores ``|y − mean| / σ`` are grouped by channel
     and by lead bin (quantiles of the held-out leads, at most five bins, each with at least
     30 scores per channel; fewer scores give fewer bins). For every stored level ``c`` the
-    factor is the conformal quantile, the ``⌈(n + 1)c⌉``-th smallest score (the largest where
-    ``n`` is too small for ``c``; with weights, the smallest score whose cumulative weight
-    reaches ``c·(W + W/n_o)``: a new forecast weighs what one of the ``n_o`` held-out origins
-    weighs in the bin on average), raised where needed so that a typical interval never
-    narrows further ahead: the factor times the bin's median held-out σ is non-decreasing in
-    lead (a factor may fall where σ grows with lead; :meth:`fit`, which sees no σ, keeps the
-    factors themselves non-decreasing). A forecast's factor is read linearly
-    in lead between the bins' median leads (``centres``), so that it follows the lead within
-    a bin too; flat beyond the outer centres (nearer than the first, a little wide). The
-    interval at coverage ``c`` is ``mean ± quantile(c)·σ``; the calibrated variance is
-    ``σ²`` times the mean squared score.
+    factor is the conformal quantile, the ``⌈(n + 1)c⌉``-th smallest score (with weights,
+    the smallest score whose cumulative weight reaches ``c·(W + W/n_o)``: a new forecast
+    weighs what one of the ``n_o`` held-out origins weighs in the bin on average; where
+    ``n`` scores are too few for ``c``, above ``n/(n + 1)``, the highest level they resolve
+    keeps its ratio to the Normal quantile, at least the largest score), raised where needed
+    so that a typical interval never narrows further ahead: the factor times the bin's
+    median held-out σ is non-decreasing in lead (a factor may fall where σ grows with lead;
+    :meth:`fit`, which sees no σ, keeps the factors themselves non-decreasing). A forecast's
+    factor is read linearly in lead between the bins' median leads (``centres``), so that it
+    follows the lead within a bin too; flat beyond the outer centres (nearer than the first,
+    a little wide). The interval at coverage ``c`` is ``mean ± quantile(c)·σ``; the
+    calibrated variance is ``σ²`` times the mean squared score.
 
     Where every channel has enough held-out scores (``MIN_SCORES_PER_GROUP``), each channel
     is split further into groups by how many samples ahead the forecast is
@@ -401,7 +402,7 @@ class LeadCalibration:
             new = cum[-1] / np.unique(origins[members]).size
             # A relative tolerance: unit weights must give exactly the unweighted ranks.
             rank = np.searchsorted(cum, LEVELS * (cum[-1] + new) * (1 - 1e-12), side="left")
-            quantiles[ch, b] = s[np.minimum(rank, s.size - 1)]
+            quantiles[ch, b] = _conformal_quantiles(s, rank)
             second[ch, b] = np.average(s**2, weights=w)
             n_scores[ch, b] = s.size
         if ahead_edges is None or not ahead_edges.size:  # never narrower further ahead
@@ -742,6 +743,21 @@ class LeadCalibration:
         array([4.])
         """
         return self._read(self.second_moment, channels, leads)
+
+
+def _conformal_quantiles(scores: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """The sorted ``scores`` at ``rank`` (one per level of :data:`LEVELS`); a level its
+    scores cannot resolve (``rank`` past the last score: above ``n/(n + 1)`` for ``n``
+    unit-weight scores, where split conformal's interval is unbounded) extends the highest
+    resolved level's ratio to the Normal quantile, never below the largest score. Capped at
+    the largest score instead, all those levels got one interval: 99.9 % as wide as 98 %."""
+    resolved = rank < scores.size
+    quantiles = scores[np.minimum(rank, scores.size - 1)]
+    if resolved.all() or not resolved.any():
+        return quantiles
+    z = norm.ppf(0.5 + LEVELS / 2)
+    top = np.flatnonzero(resolved)[-1]
+    return np.where(resolved, quantiles, np.maximum(scores[-1], quantiles[top] * z / z[top]))
 
 
 def _group_rows(channels: np.ndarray, ahead: np.ndarray, edges: np.ndarray) -> np.ndarray:

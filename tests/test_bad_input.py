@@ -14,6 +14,7 @@ Answered with a documented value instead of an error:
 """
 
 import copy
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -314,12 +315,45 @@ def test_forecaster_integer_fh_on_irregular_data_asks_for_times():
 def test_forecaster_update_with_other_columns_is_rejected():
     y = pd.DataFrame({"hr": hourly(), "temp": hourly(seed=1)})
     f = LevyForecaster(**TINY_FC).fit(y.iloc[:40])
+    cutoff, before = f.cutoff, f.predict(fh=[1])
     later = y.iloc[40:].rename(columns={"temp": "spo2"})
     with pytest.raises(ValueError, match=r"update's y has columns \['hr', 'spo2'\] but"):
         f.update(later, update_params=False)
-    before = f.predict(fh=[1])  # the forecaster is unchanged and still usable
+    # Unchanged (sktime moved the cutoff before the refusal: fh=1 was fit's fh=9) and usable.
+    assert f.cutoff.equals(cutoff)
+    pd.testing.assert_frame_equal(f.predict(fh=[1]), before)
     f.update(y.iloc[40:], update_params=False)
     assert not f.predict(fh=[1]).equals(before)
+
+
+@pytest.mark.parametrize(
+    ("index", "message"),
+    [
+        (pd.RangeIndex(40, 44), "update's y has integer times but the forecaster was fitted on "),
+        (pd.date_range("2021-01-02 16:00", periods=4, freq="h", tz="UTC"), "zone UTC but fit"),
+        (pd.period_range("2021-01-02 16:00", periods=4, freq="h"), "periods of frequency 'h'"),
+    ],
+)
+def test_forecaster_update_in_another_kind_of_time_is_refused_and_changes_nothing(index, message):
+    # Before, pandas' own error came from deep inside (int and Timestamp not comparable),
+    # after sktime had moved the cutoff: later forecasts carried labels of the wrong kind.
+    y = hourly(44)
+    f = LevyForecaster(**TINY_FC).fit(y.iloc[:40])
+    cutoff, before = f.cutoff, f.predict(fh=[1])
+    with pytest.raises(ValueError, match=message):
+        f.update(pd.Series(y.iloc[40:].to_numpy(), index=index, name=y.name), update_params=False)
+    assert f.cutoff.equals(cutoff)
+    pd.testing.assert_series_equal(f.predict(fh=[1]), before)
+
+
+def test_forecaster_update_of_one_column_under_another_name_is_the_same_channel():
+    # Before, the renamed column became a second channel and every later predict raised
+    # torch's "index out of range" (an unnamed series updated with a named one).
+    y = hourly(44)
+    named = LevyForecaster(**TINY_FC).fit(y.iloc[:40]).update(y.iloc[40:], update_params=False)
+    f = LevyForecaster(**TINY_FC).fit(y.iloc[:40].rename(None))
+    f.update(y.iloc[40:].rename("heart rate"), update_params=False)
+    np.testing.assert_array_equal(f.predict(fh=[1, 2]), named.predict(fh=[1, 2]))
 
 
 @pytest.mark.parametrize(
@@ -495,6 +529,56 @@ def test_forecaster_timedelta_fh_on_a_period_index_is_named():
         f.predict(fh=pd.to_timedelta([1], unit="D"))
 
 
+@pytest.mark.parametrize(
+    ("index", "fh", "message"),
+    [
+        # A quarter's ordinal read as a month's forecast 1967-01 under the label 1961Q1.
+        (
+            pd.period_range("2000-01", periods=30, freq="M"),
+            pd.PeriodIndex(["2003Q1"], freq="Q"),
+            r"fh holds periods of frequency 'Q-DEC' but y has periods of frequency 'M'",
+        ),
+        (
+            pd.period_range("2000-01", periods=30, freq="M"),
+            pd.DatetimeIndex(["2002-09-01"]),
+            r"fh holds timestamps but y has periods of frequency 'M'",
+        ),
+        (
+            pd.date_range("2000-01-01", periods=30, freq="D"),
+            ForecastingHorizon(pd.PeriodIndex(["2000-02-01"], freq="D"), is_relative=False),
+            r"fh holds periods of frequency 'D' but y has timestamps; pass timestamps",
+        ),
+        (
+            pd.date_range("2000-01-01", periods=30, freq="D"),
+            ForecastingHorizon(pd.Index([31]), is_relative=False),
+            r"fh holds integer times but y has timestamps",
+        ),
+        (
+            pd.RangeIndex(30),
+            pd.DatetimeIndex(["2000-02-01"]),
+            r"fh holds timestamps but y has integer times; pass index values",
+        ),
+        (
+            pd.RangeIndex(30),
+            pd.to_timedelta([1], unit="D"),
+            r"fh holds time spans \(Timedelta\) but y has an integer index",
+        ),
+        (
+            pd.to_timedelta(np.arange(30), unit="h"),
+            pd.DatetimeIndex(["2000-02-01"]),
+            r"fh holds timestamps but y has time spans",
+        ),
+    ],
+)
+def test_forecaster_refuses_fh_in_another_kind_of_time(index, fh, message):
+    # Before, the raw values of such an fh (ordinals, epoch seconds, integers) were read on
+    # y's axis: a forecast for another time under the label asked for, or the prior's.
+    f = LevyForecaster(**TINY_FC).fit(pd.Series(np.sin(np.arange(30.0) / 3), index=index))
+    with pytest.raises(ValueError, match=message):
+        f.predict(fh=fh)
+    assert f.predict(fh=[1]).notna().all()
+
+
 def test_forecaster_reads_an_object_column_of_numbers_and_names_one_of_text():
     y = hourly()
     numbers = LevyForecaster(**TINY_FC).fit(y.astype(object)).predict(fh=[1, 2])
@@ -504,6 +588,25 @@ def test_forecaster_reads_an_object_column_of_numbers_and_names_one_of_text():
     text.iloc[3] = "n/a"
     with pytest.raises(TypeError, match="Column 'y' of y holds values that are not numbers"):
         LevyForecaster(**TINY_FC).fit(text)
+
+
+def test_forecaster_fitted_after_pretrain_on_other_spacing_warns():
+    # Hourly pretraining, daily data: one observation per context, flat forecasts, silently.
+    panel = pd.concat({k: hourly(seed=k) for k in range(6)}, names=["subject", "time"])
+    f = LevyForecaster(**TINY_FC).pretrain(panel.to_frame())
+    daily = hourly().set_axis(pd.date_range("2021-01-01", periods=48, freq="D"))
+    with pytest.warns(UserWarning, match=r"spaced 1 days 00:00:00 apart .* 0.0417 times"):
+        f.fit(daily)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f.fit(hourly(seed=9))
+        f.fit(hourly(seed=9).iloc[:1])  # one observation: no spacing to compare
+
+
+def test_forecaster_repeated_column_names_are_named():
+    y = pd.concat([hourly(), hourly(seed=1)], axis=1, keys=["hr", "hr"])
+    with pytest.raises(ValueError, match=r"more than one column named \['hr'\]"):
+        LevyForecaster(**TINY_FC).fit(y)  # was sktime's AttributeError ('dtype')
 
 
 def test_forecaster_unsorted_index_gets_a_short_message():

@@ -209,3 +209,33 @@ def test_shape_mismatch_is_rejected():
     fitted = fit_conformal(np.zeros(20), np.ones(20), np.linspace(-1, 1, 20), 0.5)
     with pytest.raises(ValueError, match="one\\s+column per fitted target"):
         conformal_interval(fitted, np.zeros((3, 2)), np.ones((3, 2)))
+
+
+@pytest.mark.parametrize(
+    ("mean", "std", "y", "message"),
+    [
+        (0.0, -1.0, 0.5, "std must be finite and positive"),  # intervals of ±2e12
+        (0.0, 0.0, 0.5, "std must be finite and positive"),  # scores of 5e11
+        (0.0, np.nan, 0.5, "std must be finite"),
+        (np.inf, 1.0, 0.5, "mean holds NaN or infinite"),
+        (0.0, 1.0, np.inf, "y holds infinite values"),  # was silently dropped
+    ],
+)
+def test_calibration_moments_no_interval_can_come_from_are_refused(mean, std, y, message):
+    rng = np.random.default_rng(0)
+    means, stds, ys = np.zeros(50), np.ones(50), rng.normal(size=50)
+    means[3], stds[3], ys[3] = mean, std, y
+    with pytest.raises(ValueError, match=message):
+        fit_conformal(means, stds, ys)
+    with pytest.raises(ValueError, match=message):
+        ConformalIntervals(means, stds, ys)
+
+
+def test_new_moments_with_a_negative_std_are_refused():
+    fitted = fit_conformal(np.zeros(50), np.ones(50), np.linspace(-2, 2, 50))
+    with pytest.raises(ValueError, match="std must be finite and non-negative"):
+        conformal_interval(fitted, np.zeros(3), np.array([1.0, -1.0, 1.0]))
+    with pytest.raises(ValueError, match="std must be finite and non-negative"):
+        GaussianIntervals().interval(0.0, -1.0, 0.9)  # gave lower > upper
+    lower, upper = GaussianIntervals().interval(np.zeros(2), np.zeros(2), 0.9)
+    np.testing.assert_array_equal([lower, upper], np.zeros((2, 2)))  # σ = 0: the mean

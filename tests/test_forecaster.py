@@ -145,6 +145,23 @@ def test_integer_fh_on_regular_index_without_freq_matches_timedelta_fh():
     assert list(by_step.index) == [index[-1] + pd.Timedelta(hours=2 * k) for k in (1, 3)]
 
 
+def test_the_same_values_forecast_alike_whatever_the_date_and_the_spacing():
+    # Times were float seconds since 1970: in 2024 a float second holds 0.24 µs, so 100 µs
+    # steps read as irregular and σ at fh=1 went 0.65 / 0.61 / 0.22 for starts in 1970 /
+    # 2000 / 2024 (a bug hunt); nanosecond data could not be cut into windows at all.
+    values = np.sin(np.arange(60) / 3) + 0.05 * np.arange(60)
+    fits = []
+    for start, freq in [("1970-01-01", "1s"), ("2024-01-01", "1s"), ("2024-01-01", "100us")]:
+        y = pd.Series(values, index=pd.date_range(start, periods=60, freq=freq))
+        fits.append(LevyForecaster(**TINY_FC).fit(y))
+    for start in (0, 10**17):  # an integer index far from 0 (its float steps were 16)
+        fits.append(LevyForecaster(**TINY_FC).fit(pd.Series(values, index=start + np.arange(60))))
+    reference = fits[0].predict_interval(fh=[1, 2, 3], coverage=0.9).to_numpy()
+    assert fits[2].time_unit_ == pd.Timedelta(microseconds=100)
+    for f in fits[1:]:
+        np.testing.assert_array_equal(f.predict_interval(fh=[1, 2, 3], coverage=0.9), reference)
+
+
 def random_walk(n=300, seed=1):
     """A random walk with runs of missing values (so training sees cutoffs inside gaps)."""
     rng = np.random.default_rng(seed)

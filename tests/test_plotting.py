@@ -74,6 +74,15 @@ def test_fan_chart_one_band_per_coverage(coverages, index):
     assert legend_texts(ax)[: len(coverages)] == expected
 
 
+def test_fan_chart_of_a_panel_asks_for_one_series():
+    y_train, y_pred, _, intervals = make_forecast()
+    panel = pd.concat({"a": y_pred, "b": y_pred})  # was matplotlib's TypeError on tuples
+    with pytest.raises(ValueError, match=r"y_pred holds a panel .* y_pred.loc\[key\]"):
+        plot_fan_chart(y_train, panel, intervals)
+    with pytest.raises(ValueError, match="intervals holds a panel"):
+        plot_fan_chart(y_train, y_pred, pd.concat({"a": intervals, "b": intervals}))
+
+
 def test_fan_chart_wider_bands_are_lighter_and_drawn_first():
     y_train, y_pred, _, intervals = make_forecast((0.5, 0.8, 0.95))
     ax = plot_fan_chart(y_train, y_pred, intervals)

@@ -140,6 +140,23 @@ def test_half_width_never_shrinks_as_coverage_grows():
     assert (np.diff(q) >= 0).all()
 
 
+def test_levels_beyond_what_the_scores_resolve_extend_the_normal_ratio():
+    # 40 scores resolve coverage up to 40/41: 0.97 is the 40th smallest (⌈41·0.97⌉ = 40),
+    # the largest; every level above it was that same interval, so 99.9 % was as wide as
+    # 98 % (a bug hunt: 0.95–0.999 one interval on a forecaster's 64 held-out scores).
+    scores = np.abs(np.random.default_rng(5).standard_normal(40))
+    cal = LeadCalibration.fit(scores, np.zeros(40, int), np.zeros(40), 1)
+    largest = scores.max()
+
+    def half_width(c):
+        return cal.quantile(c, np.array([0]), np.array([0.0]))[0]
+
+    assert half_width(0.97) == largest
+    for c in (0.98, 0.99, 0.995, 0.999, 0.9999):
+        expected = largest * norm.ppf(0.5 + c / 2) / norm.ppf(0.5 + 0.97 / 2)
+        np.testing.assert_allclose(half_width(c), expected, rtol=1e-12)
+
+
 def test_at_least_is_at_least_both_everywhere_read_by_lead_or_by_bin():
     rng = np.random.default_rng(5)
     near = LeadCalibration.fit(*draws(3_000, seed=6), n_channels=2)
