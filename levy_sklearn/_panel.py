@@ -58,7 +58,18 @@ def instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
 def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> None:
     """Warn, naming them, about columns with no observed value: the network answers them
     from its prior alone, which is a number, not a forecast from data."""
-    empty = [c for c in y.columns if not np.isfinite(y[c].to_numpy(dtype=np.float64)).any()]
+    observed = np.isfinite(y.to_numpy(dtype=np.float64))
+    if isinstance(y.index, pd.MultiIndex):
+        rows = pd.Series(observed.any(axis=1), index=y.index.droplevel(-1))
+        seen = rows.groupby(rows.index, sort=False).any()
+        if not seen.all():
+            warnings.warn(
+                f"Series {list(seen.index[~seen])[:5]} of {what} have no observed value (all "
+                "NaN): they are forecast from the network's prior alone, not from data.",
+                UserWarning,
+                stacklevel=4,
+            )
+    empty = [c for c, seen in zip(y.columns, observed.any(axis=0), strict=True) if not seen]
     if not empty:
         return
     if pretrained:  # the pretrained channels must all be there: dropping is no option

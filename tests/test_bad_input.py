@@ -331,7 +331,7 @@ def test_forecaster_update_with_other_columns_is_rejected():
     [
         (pd.RangeIndex(40, 44), "update's y has integer times but the forecaster was fitted on "),
         (pd.date_range("2021-01-02 16:00", periods=4, freq="h", tz="UTC"), "zone UTC but fit"),
-        (pd.period_range("2021-01-02 16:00", periods=4, freq="h"), "periods of frequency 'h'"),
+        (pd.period_range("2021-01-03", periods=4, freq="D"), "periods of frequency 'D' but"),
     ],
 )
 def test_forecaster_update_in_another_kind_of_time_is_refused_and_changes_nothing(index, message):
@@ -601,6 +601,14 @@ def test_forecaster_fitted_after_pretrain_on_other_spacing_warns():
         warnings.simplefilter("error")
         f.fit(hourly(seed=9))
         f.fit(hourly(seed=9).iloc[:1])  # one observation: no spacing to compare
+
+
+def test_forecaster_warns_about_a_series_never_observed():
+    # An all-NaN column was named; an all-NaN series of a panel was forecast silently.
+    y = hourly().to_frame()
+    panel = pd.concat({"a": y, "b": y * np.nan, "c": y}, names=["patient", "time"])
+    with pytest.warns(UserWarning, match=r"Series \['b'\] of y have no observed value"):
+        LevyForecaster(**TINY_FC).fit(panel)
 
 
 def test_forecaster_repeated_column_names_are_named():
