@@ -26,7 +26,7 @@ from .uncertainty import (
     calibrate_across_series,
     held_out_forecasts,
 )
-from .validation import column_scaling, own_scaling
+from .validation import own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
 
 if TYPE_CHECKING:  # annotations only: the forecaster imports this module
@@ -165,7 +165,7 @@ def series_panel(
     :func:`~levy_sklearn.validation.own_scaling`); ``None``: the population is every series
     given."""
     raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
-    mean, scale = column_scaling(np.concatenate(raw)) if population is None else population
+    mean, scale = target_scaling(np.concatenate(raw)) if population is None else population
     rows = [own_scaling(v, mean, scale) for v in raw]
     means = np.array([m for m, _ in rows]).reshape(len(rows), -1)
     scales = np.array([s for _, s in rows]).reshape(len(rows), -1)

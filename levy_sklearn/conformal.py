@@ -317,7 +317,19 @@ def _conformalize(
     mean: NDArray, std: NDArray, y: NDArray, levels: list[float]
 ) -> list[SplitConformalRegressor]:
     """One MAPIE conformalizer per column, each on the rows where that column's ``y`` is
-    observed; the arguments are already checked."""
+    observed; the arguments are already checked, but for enough rows for every level."""
+    # MAPIE reaches coverage c only with more than 1/(1 − c) scores (and 1/c), and says so
+    # when predicting; say it here, in terms of the calibration rows rather than its "alpha".
+    n = int(np.isfinite(y).sum(axis=0).min())
+    for level in levels:
+        if n < max(1 / level, 1 / (1 - level)) - 1e-9:
+            needed = math.ceil(max(1 / level, 1 / (1 - level)) - 1e-9)
+            reach = f" or ask for coverage ≤ {1 - 1 / n:.3g}" if n > 1 else ""
+            raise ValueError(
+                f"coverage={level:g} needs at least {needed} calibration rows per target, "
+                f"but the conformal calibration has {n} (rows with an observed y); "
+                f"calibrate on more held-out rows{reach}."
+            )
     fitted = []
     for q in range(mean.shape[1]):
         keep = np.isfinite(y[:, q])
@@ -574,17 +586,6 @@ class ConformalIntervals(Intervals):
 
     def _conformalizers(self, level: float) -> list[SplitConformalRegressor]:
         if level not in self._fitted:
-            # MAPIE reaches coverage c only with more than 1/(1 − c) scores (and 1/c); say so
-            # in terms of the calibration rows rather than its "alpha".
-            n = int(np.isfinite(self._y).sum(axis=0).min())
-            if n < max(1 / level, 1 / (1 - level)) - 1e-9:
-                needed = math.ceil(max(1 / level, 1 / (1 - level)) - 1e-9)
-                reach = f" or ask for coverage ≤ {1 - 1 / n:.3g}" if n > 1 else ""
-                raise ValueError(
-                    f"coverage={level:g} needs at least {needed} calibration rows per target, "
-                    f"but the conformal calibration has {n}; calibrate on more held-out "
-                    f"rows{reach}."
-                )
             self._fitted[level] = _conformalize(self._mean, self._std, self._y, [level])
         return self._fitted[level]
 

@@ -167,7 +167,9 @@ def sample_crps(
     y_true : array-like
         Observed values, any shape ``S``.
     samples : array-like of shape ``(m, *S)``
-        ``m`` samples per element of ``y_true``, stacked along axis 0.
+        ``m`` samples per element of ``y_true``, stacked along axis 0 (the regressor's
+        ``sample_y`` stacks them along the last axis, scikit-learn's convention: pass
+        ``np.moveaxis(draws, -1, 0)``; with as many draws as rows a wrong axis is no error).
     fair : bool, default=False
         Use the unbiased ("fair") estimator of the second term; needs ``m ≥ 2``.
     reduce : bool, default=True

@@ -39,7 +39,7 @@ from .training import (
     make_levy_net,
     predict_in_chunks,
 )
-from .validation import check_magnitude, column_scaling
+from .validation import check_magnitude, column_scaling, target_scaling
 
 __all__ = ["LevyAttentionRegressor"]
 
@@ -53,6 +53,8 @@ _MIN_VALIDATION_ROWS = 5
 _LARGE_TABLE_ROWS = 2000
 # Integer sample weights up to this many times the row count are applied by repeating rows.
 _MAX_REPEAT = 10
+# Largest ratio of positive sample weights: beyond it a few rows are the whole fit.
+_MAX_WEIGHT_RATIO = 1e12
 # Rows tokenised and predicted at a time (see _moments).
 _PREDICT_CHUNK = 16_384
 
@@ -392,7 +394,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             self.n_targets_ = Y.shape[1]
             self.feature_times_, self.time_scale_ = self._check_feature_times(X.shape[1])
             self.x_mean_, self.x_scale_ = column_scaling(X, weights)
-            self.y_mean_, self.y_scale_ = column_scaling(Y, weights)
+            self.y_mean_, self.y_scale_ = target_scaling(Y, weights)
 
         seed = self._seed()
         target = ((Y - self.y_mean_) / self.y_scale_).astype(np.float32)
@@ -475,7 +477,15 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
                     "rows that count."
                 )
             X, y, weights = X[keep], y[keep], weights[keep]
-            counts = weights.astype(np.int64)
+            if weights.max() > _MAX_WEIGHT_RATIO * weights.min():
+                # The weighted moments then come from a few rows alone, and the others'
+                # standardised targets overflow float32 (torch's error, a page of NaN).
+                raise ValueError(
+                    f"sample_weight spans {weights.max() / weights.min():.1e}, more than "
+                    f"{_MAX_WEIGHT_RATIO:.0e} between its largest and smallest positive "
+                    "weight; set the negligible weights to 0 to drop those rows."
+                )
+            counts = np.minimum(weights, np.iinfo(np.int64).max).astype(np.int64)
             if np.all(weights == weights[0]):
                 weights = None  # only ratios matter: the unweighted fit, bitwise
             elif np.all(counts == weights) and counts.sum() <= _MAX_REPEAT * len(counts):

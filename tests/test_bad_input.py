@@ -199,7 +199,8 @@ def test_regressor_one_sample_one_feature_and_constant_y_give_finite_answers():
     one_row = LevyAttentionRegressor(**TINY_REG).fit(X[:1], y[:1])
     mean, std = one_row.predict(X[:5], return_std=True)
     assert np.isfinite(mean).all() and (std > 0).all() and np.isfinite(std).all()
-    np.testing.assert_array_equal(one_row.y_scale_, [1.0])  # no spread to scale by
+    # No spread to scale by: its magnitude where below 1 (see target_scaling), else 1.
+    np.testing.assert_array_equal(one_row.y_scale_, [min(abs(y[0]), 1.0)])
 
     one_col = LevyAttentionRegressor(**TINY_REG).fit(X[:, :1], y)
     mean, std = one_col.predict(X[:5, :1], return_std=True)
@@ -609,6 +610,24 @@ def test_forecaster_warns_about_a_series_never_observed():
     panel = pd.concat({"a": y, "b": y * np.nan, "c": y}, names=["patient", "time"])
     with pytest.warns(UserWarning, match=r"Series \['b'\] of y have no observed value"):
         LevyForecaster(**TINY_FC).fit(panel)
+
+
+@pytest.mark.parametrize("constant", [1e-6, -3e-4])
+def test_a_constant_target_is_predicted_in_its_own_magnitude(constant):
+    # Scaled by 1, the network's ~1e-3 came back in data units: 1e-6 was predicted as
+    # -2e-3 with σ 1.5e-2 (a bug hunt), the forecaster's as 4.7e-4.
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    mean, std = (
+        LevyAttentionRegressor(**TINY_REG)
+        .fit(X, np.full(60, constant))
+        .predict(X[:5], return_std=True)
+    )
+    # Within the tiny net's error in its own magnitude (it was 1e3 times the constant).
+    assert np.all(np.abs(mean - constant) < 0.5 * abs(constant))
+    assert np.all(std < abs(constant))
+    y = pd.Series(constant, index=pd.period_range("2000-01", periods=40, freq="M"))
+    forecast = LevyForecaster(**TINY_FC).fit(y).predict(fh=[1, 2, 3])
+    assert np.all(np.abs(forecast - constant) < 0.5 * abs(constant))
 
 
 def test_forecaster_repeated_column_names_are_named():

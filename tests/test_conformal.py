@@ -195,12 +195,15 @@ def test_too_few_rows_for_a_coverage_say_how_many_are_needed():
         cal.conformalizers([0.5, 0.8])
 
 
-def test_too_few_calibration_rows_for_the_level_is_mapie_error():
+def test_too_few_calibration_rows_for_the_level_are_refused_when_fitting():
+    # MAPIE accepted them and refused later, when predicting ("score is too low").
     rng = np.random.default_rng(6)
     mean, std, y = heteroscedastic(5, rng)
-    fitted = fit_conformal(mean, std, y, 0.99)
-    with pytest.raises(ValueError, match="too low"):
-        conformal_interval(fitted, mean, std)
+    with pytest.raises(ValueError, match="coverage=0.99 needs at least 100 .* has 5"):
+        fit_conformal(mean, std, y, [0.5, 0.99])
+    y[:] = np.nan
+    with pytest.raises(ValueError, match="has 0 \\(rows with an observed y\\)"):
+        fit_conformal(mean, std, y, 0.5)
 
 
 def test_shape_mismatch_is_rejected():

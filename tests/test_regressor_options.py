@@ -111,6 +111,9 @@ def test_sample_weight_passes_through_pipeline_and_grid_search():
         (-np.ones(80), "Negative values"),
         (np.ones(79), "sample_weight.shape"),
         (np.zeros(80), "non-zero"),
+        # A few rows carry the fit: torch raised on NaN targets (a bug hunt).
+        (np.r_[1.0, np.full(79, 1e-300)], r"spans 1.0e\+300, more than 1e\+12"),
+        (np.r_[1e30, np.ones(79)], r"spans 1.0e\+30"),
     ],
 )
 def test_bad_sample_weight_is_refused(weights, message):
