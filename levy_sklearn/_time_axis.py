@@ -30,9 +30,11 @@ _KIND_HINTS = {
 # A series is regularly spaced when every step is within this share of the time unit (month
 # ends: 28–31 days).
 _REGULAR_TOLERANCE = 0.25
-# A series fitted after pretrain whose median spacing is this many times the pretraining unit
-# (or its inverse) gets a warning: its windows hold far more or fewer observations than the
-# network learned from (hourly pretraining, daily data: one observation per context).
+# Regularly spaced series fitted after pretrain at this many times the pretraining unit (or
+# its inverse) get a warning: their windows hold far more or fewer observations than the
+# network learned from (hourly pretraining, daily data: one observation per context). An
+# irregular subject's median spacing is no sampling rate: clinical visits of one patient
+# can be weeks apart where the panel's median is days, within what pretraining saw.
 _SPACING_MISMATCH = 10.0
 
 
@@ -117,6 +119,14 @@ def time_origin(indexes: Sequence[pd.Index]) -> int | float:
     firsts = [_raw_values(ix)[:1] for ix in indexes]
     first = np.concatenate(firsts) if firsts else np.array([0])
     return first.min().item() if first.size else 0
+
+
+def _regular(indexes: Sequence[pd.Index], spacing: pd.Timedelta | float) -> bool:
+    """Whether the series step regularly (within ``_REGULAR_TOLERANCE``) at ``spacing`` (see
+    :func:`median_spacing`), with two steps at least."""
+    step = spacing.value if isinstance(spacing, pd.Timedelta) else spacing
+    gaps = [np.diff(_raw_values(ix)) / step for ix in indexes if len(ix) > 2]
+    return bool(gaps) and all(np.all(np.abs(g - 1) <= _REGULAR_TOLERANCE) for g in gaps)
 
 
 def median_spacing(indexes: Sequence[pd.Index]) -> pd.Timedelta | float:
@@ -387,8 +397,10 @@ class TimeAxis:
                     "fit it on a series indexed like the pretraining panel."
                 )
             own = median_spacing(indexes)
-            spaced = any(ix.nunique() > 1 for ix in indexes)
-            if spaced and not 1 / _SPACING_MISMATCH <= own / unit <= _SPACING_MISMATCH:
+            if (
+                _regular(indexes, own)
+                and not 1 / _SPACING_MISMATCH <= own / unit <= _SPACING_MISMATCH
+            ):
                 warnings.warn(
                     f"y is spaced {own} apart (median) but the network was pretrained on "
                     f"series spaced {unit} apart, so its windows hold {unit / own:.3g} times "

@@ -598,10 +598,14 @@ def test_forecaster_fitted_after_pretrain_on_other_spacing_warns():
     daily = hourly().set_axis(pd.date_range("2021-01-01", periods=48, freq="D"))
     with pytest.warns(UserWarning, match=r"spaced 1 days 00:00:00 apart .* 0.0417 times"):
         f.fit(daily)
+    # Irregular visits weeks apart are no sampling rate (Quinidine's patients, whose panel
+    # spacing is days): no warning; nor for one observation, with no spacing at all.
+    visits = pd.to_datetime("2021-01-01") + pd.to_timedelta([0, 3, 30, 34, 90, 95], unit="D")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         f.fit(hourly(seed=9))
-        f.fit(hourly(seed=9).iloc[:1])  # one observation: no spacing to compare
+        f.fit(hourly(seed=9).iloc[:1])
+        f.fit(pd.Series(np.arange(6.0), index=visits, name="y"))
 
 
 def test_forecaster_warns_about_a_series_never_observed():
