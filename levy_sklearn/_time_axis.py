@@ -116,17 +116,22 @@ def time_origin(indexes: Sequence[pd.Index]) -> int | float:
     >>> time_origin([pd.RangeIndex(5, 9), pd.RangeIndex(3, 6)])
     3
     """
-    firsts = [_raw_values(ix)[:1] for ix in indexes]
-    first = np.concatenate(firsts) if firsts else np.array([0])
-    return first.min().item() if first.size else 0
+    firsts = [_raw_values(ix)[0] for ix in indexes if len(ix)]
+    return min(firsts).item() if firsts else 0
 
 
-def _regular(indexes: Sequence[pd.Index], spacing: pd.Timedelta | float) -> bool:
-    """Whether the series step regularly (within ``_REGULAR_TOLERANCE``) at ``spacing`` (see
-    :func:`median_spacing`), with two steps at least."""
-    step = spacing.value if isinstance(spacing, pd.Timedelta) else spacing
-    gaps = [np.diff(_raw_values(ix)) / step for ix in indexes if len(ix) > 2]
-    return bool(gaps) and all(np.all(np.abs(g - 1) <= _REGULAR_TOLERANCE) for g in gaps)
+def _raw_step(unit: pd.Timedelta | float) -> float:
+    """A time unit (see :func:`median_spacing`) in the native resolution of
+    :func:`_raw_values`: nanoseconds for a ``pd.Timedelta``."""
+    return unit.value if isinstance(unit, pd.Timedelta) else float(unit)
+
+
+def _steps_within(indexes: Sequence[pd.Index], unit: pd.Timedelta | float) -> bool:
+    """Whether every step of every series is within ``_REGULAR_TOLERANCE`` of ``unit``."""
+    step = _raw_step(unit)
+    return all(
+        np.all(np.abs(np.diff(_raw_values(ix)) / step - 1) <= _REGULAR_TOLERANCE) for ix in indexes
+    )
 
 
 def median_spacing(indexes: Sequence[pd.Index]) -> pd.Timedelta | float:
@@ -206,7 +211,7 @@ def index_to_time(
     """
     since = np.asarray(_raw_values(index) - origin, dtype=np.float64)
     # Nanoseconds over nanoseconds: one rounding, so a whole number of units is exact.
-    return since / (unit.value if isinstance(unit, pd.Timedelta) else float(unit))
+    return since / _raw_step(unit)
 
 
 def span_in_units(
@@ -397,8 +402,10 @@ class TimeAxis:
                     "fit it on a series indexed like the pretraining panel."
                 )
             own = median_spacing(indexes)
+            stepped = [ix for ix in indexes if len(ix) > 2]  # two steps at least
             if (
-                _regular(indexes, own)
+                stepped
+                and _steps_within(stepped, own)
                 and not 1 / _SPACING_MISMATCH <= own / unit <= _SPACING_MISMATCH
             ):
                 warnings.warn(
@@ -434,9 +441,7 @@ class TimeAxis:
 
     def is_regular(self, indexes: Sequence[pd.Index]) -> bool:
         """Whether every step of every series is within 25 % of the time unit."""
-        return all(
-            np.all(np.abs(np.diff(self.times(ix)) - 1) <= _REGULAR_TOLERANCE) for ix in indexes
-        )
+        return _steps_within(indexes, self.unit)
 
     def common_step(self, indexes: Sequence[pd.Index]) -> float | None:
         """The spacing every series shares exactly (to float rounding), in time units, or

@@ -59,6 +59,9 @@ __all__ = ["LeadCalibration", "horizon_floor", "samples_ahead", "to_data_units"]
 # The coverage levels at which conformal quantiles are stored; other levels interpolate the
 # ratio to the Normal quantile between them (and keep it beyond the ends).
 LEVELS = np.concatenate([np.arange(1, 100) / 100, [0.995, 0.999]])
+# The Normal's half-widths (in σ) at LEVELS: the identity calibration, and what stored
+# quantiles are read against between, beyond and above the levels their scores resolve.
+_NORMAL_AT_LEVELS = norm.ppf(0.5 + LEVELS / 2)
 # Fewest calibration scores per channel and lead bin: bins are merged until each holds this
 # many (a 95 % conformal quantile needs 19, and the quantile of 30 is still loose).
 MIN_SCORES_PER_BIN = 30
@@ -309,9 +312,8 @@ class LeadCalibration:
         >>> LeadCalibration.identity(1).variance_factor(np.array([0]), np.array([3.0]))
         array([1.])
         """
-        z = norm.ppf(0.5 + LEVELS / 2)
         return cls(
-            np.broadcast_to(z, (n_channels, 1, LEVELS.size)).copy(),
+            np.broadcast_to(_NORMAL_AT_LEVELS, (n_channels, 1, LEVELS.size)).copy(),
             np.ones((n_channels, 1)),
             np.empty(0),
             np.zeros((n_channels, 1), dtype=np.int64),
@@ -711,7 +713,7 @@ class LeadCalibration:
         >>> LeadCalibration.identity(1).quantile(0.5, np.array([0]), np.array([1.0])).round(3)
         array([0.674])
         """
-        z, z_levels = norm.ppf(0.5 + coverage / 2), norm.ppf(0.5 + LEVELS / 2)
+        z, z_levels = norm.ppf(0.5 + coverage / 2), _NORMAL_AT_LEVELS
         if coverage < LEVELS[0] or coverage > LEVELS[-1]:  # keep the end's ratio to the Normal
             end = 0 if coverage < LEVELS[0] else -1
             q = z * self.quantiles[..., end] / z_levels[end]
@@ -755,8 +757,7 @@ def _conformal_quantiles(scores: np.ndarray, rank: np.ndarray) -> np.ndarray:
     quantiles = scores[np.minimum(rank, scores.size - 1)]
     if resolved.all() or not resolved.any():
         return quantiles
-    z = norm.ppf(0.5 + LEVELS / 2)
-    top = np.flatnonzero(resolved)[-1]
+    z, top = _NORMAL_AT_LEVELS, np.flatnonzero(resolved)[-1]
     return np.where(resolved, quantiles, np.maximum(scores[-1], quantiles[top] * z / z[top]))
 
 
