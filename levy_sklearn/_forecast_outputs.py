@@ -3,11 +3,12 @@
 :class:`ForecastOutputs` is a mixin of :class:`~levy_sklearn.forecaster.LevyForecaster`,
 listed before sktime's ``BaseForecaster`` among its bases: the uncertainty breakdown
 (``predict_uncertainty``), the fitted index names (``index_names_``), and sktime's
-``predict_interval`` and ``predict_quantiles`` reading integer levels as floats (sktime's
-check fails on an int with a ``TypeError``, where ``coverage=1`` deserves its clear "open
-interval" error). It reads the forecaster's ``_moments``, so that every output comes from one
-calibrated set of moments, and keeps :mod:`levy_sklearn.forecaster` to sktime's shell: tags,
-parameters and private methods.
+``predict_interval`` and ``predict_quantiles`` checking their levels with the package's one
+check (:func:`~levy_sklearn.metrics.check_coverage`; sktime's fails on an int or a string with
+a ``TypeError`` from inside its check, and reads ``True`` as an iterable). It reads the
+forecaster's ``_moments``, so that every output comes from one calibrated set of moments,
+and keeps :mod:`levy_sklearn.forecaster` to sktime's shell: tags, parameters and private
+methods.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._panel import as_floats
+from .metrics import check_coverage
 
 __all__ = ["ForecastOutputs"]
 
@@ -121,8 +122,9 @@ class ForecastOutputs:
 
         ``mean ± q(coverage)·σ`` with ``q`` the split-conformal quantile of the σ-normalised
         error for the forecast's channel and lead (see ``calibration_``; the Normal's
-        quantile when nothing was calibrated). This override reads integer coverages as
-        floats, which sktime's check refuses with a ``TypeError``.
+        quantile when nothing was calibrated). This override checks ``coverage`` with
+        :func:`~levy_sklearn.metrics.check_coverage`, which names a bad value where sktime's
+        check raises a ``TypeError`` from inside it.
 
         Parameters
         ----------
@@ -131,7 +133,8 @@ class ForecastOutputs:
         X : ignored
             Exogenous data is not used.
         coverage : float or list of float, default=0.90
-            Nominal coverage(s), each strictly between 0 and 1 (ints are read as floats).
+            Nominal coverage(s), each strictly between 0 and 1 (ints are read as floats;
+            strings and booleans are refused).
 
         Returns
         -------
@@ -150,13 +153,13 @@ class ForecastOutputs:
         >>> bool((lower < upper).all())
         True
         """
-        return super().predict_interval(fh=fh, X=X, coverage=as_floats(coverage))
+        return super().predict_interval(fh=fh, X=X, coverage=_levels(coverage, "coverage"))
 
     def predict_quantiles(self, fh=None, X=None, alpha=None):
         """Quantile forecasts of the calibrated distribution (see :meth:`predict_interval`).
 
-        This override reads integer levels as floats, which sktime's check refuses with a
-        ``TypeError``.
+        This override checks ``alpha`` with :func:`~levy_sklearn.metrics.check_coverage`,
+        which names a bad value where sktime's check raises a ``TypeError`` from inside it.
 
         Parameters
         ----------
@@ -165,7 +168,8 @@ class ForecastOutputs:
         X : ignored
             Exogenous data is not used.
         alpha : float or list of float, optional
-            Quantile levels, each strictly between 0 and 1 (ints are read as floats);
+            Quantile levels, each strictly between 0 and 1 (ints are read as floats;
+            strings and booleans are refused);
             sktime's default ``[0.05, 0.95]`` when omitted.
 
         Returns
@@ -182,4 +186,13 @@ class ForecastOutputs:
         >>> q.shape, bool((q.iloc[:, 0] < q.iloc[:, 2]).all())
         ((2, 3), True)
         """
-        return super().predict_quantiles(fh=fh, X=X, alpha=as_floats(alpha))
+        return super().predict_quantiles(fh=fh, X=X, alpha=_levels(alpha, "alpha"))
+
+
+def _levels(levels: object, name: str) -> float | list[float] | None:
+    """Checked levels as sktime takes them: a float, a list of floats, or ``None`` (its
+    default)."""
+    if levels is None:
+        return None
+    checked, scalar = check_coverage(levels, name)
+    return checked[0] if scalar else checked

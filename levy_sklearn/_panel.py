@@ -8,7 +8,6 @@ fix.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -136,17 +135,6 @@ def sktime_ready(y: object) -> object:
     if not ordered:
         raise ValueError("y's time index is not sorted; sort it first: y = y.sort_index().")
     return y
-
-
-def as_floats(levels: object) -> object:
-    """Integers in a coverage/alpha argument as floats: sktime's check accepts floats only and
-    fails on an int with ``TypeError: 'int' object is not iterable``, where ``coverage=1``
-    deserves its clear "must lie in the open interval (0, 1)" error."""
-
-    def as_float(a: object) -> object:
-        return float(a) if isinstance(a, numbers.Real) and not isinstance(a, bool) else a
-
-    return [as_float(a) for a in levels] if isinstance(levels, list) else as_float(levels)
 
 
 def in_order(

@@ -110,14 +110,23 @@ class SeriesSpec:
         if isinstance(targets, str):  # "auto": cap irregular series only
             targets = None if regular else _AUTO_MAX_TARGETS
         order = forecaster.ar_order
+        # At most one lag per time unit of the context (lag 0 included): no lag reaches
+        # further back than a window does.
+        most = int(np.floor(axis.context_span) + 1)
         if isinstance(order, str):  # "auto": on regularly spaced series only
             order = _AUTO_AR_ORDER if regular else 0
+        elif order > most:
+            warnings.warn(
+                f"ar_order={order} reaches further back than the context of "
+                f"{axis.context_span:.3g} time units; using {most} lags. Pass a longer "
+                "context_length to use more.",
+                UserWarning,
+                stacklevel=5,  # the user's fit, through sktime's fit and _fit
+            )
         return cls(
             axis,
             targets,
-            # At most one lag per time unit of the context (lag 0 included): no lag reaches
-            # further back than a window does.
-            int(min(order, np.floor(axis.context_span) + 1)),
+            min(order, most),
             forecaster.normalization,
             forecaster.max_tokens,
             forecaster.windows_per_series,

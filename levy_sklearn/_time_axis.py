@@ -418,14 +418,26 @@ class TimeAxis:
                 )
         if isinstance(seasonal_period, str) and seasonal_period == "auto":
             seasonal_period = infer_seasonal_period(indexes[0])
+        period = (
+            None
+            if seasonal_period is None
+            else span_in_units(seasonal_period, unit, "seasonal_period")
+        )
+        if period is not None and period <= 1.0:  # sktime's sp=1: no season
+            period = None
+        elif period is not None and period < 2.0:
+            raise ValueError(
+                f"seasonal_period={seasonal_period!r} is {period:.3g} time units"
+                f"{f' of {unit}' if isinstance(unit, pd.Timedelta) else ''}, shorter than "
+                "two: series sampled about once per unit cannot show it. Pass "
+                "seasonal_period=None (or 1) for no season, or a period of at least 2 units."
+            )
         return cls(
             kind,
             unit,
             span_in_units(context_length, unit, "context_length"),
             span_in_units(max_horizon, unit, "max_horizon"),
-            None
-            if seasonal_period is None
-            else span_in_units(seasonal_period, unit, "seasonal_period"),
+            period,
             time_origin(indexes),
         )
 

@@ -80,8 +80,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Per-window instance normalisation: remove each channel's last context observation,
         the context's line or its mean; ``"none"``: per-channel standardisation only.
     seasonal_period : "auto", float, int, str, pd.Timedelta or None, default="auto"
-        Season removed per window (time units or a span); ``"auto"`` reads it from a
-        regular index's frequency, ``None`` removes none. Give ``context_length`` ≥ 2 periods.
+        Season removed per window (time units or a span, ≥ 2 units); ``"auto"``: a regular
+        index's frequency; ``None`` or 1 (sktime's ``sp=1``): none. Context ≥ 2 periods.
     max_tokens : int, default=256
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
@@ -100,8 +100,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Share of training windows thinned at random, and as many extra windows cut with a
         gap or hole, so that sparse histories get the larger σ they deserve.
     ar_order : int or "auto", default="auto"
-        Order of a linear autoregression added to the mean (σ stays the Lévy layer's);
-        ``"auto"``: 13 on regularly spaced series, 0 on irregular ones.
+        Order of a linear autoregression added to the mean (σ stays the Lévy layer's); "auto":
+        13 on regular series, 0 else; capped (warning) at one lag per time unit of context.
     refit_on_update : bool, default=False
         ``update(..., update_params=True)`` retrains on everything seen (recalibrates a
         pretrained network); otherwise ``update`` only extends the context.

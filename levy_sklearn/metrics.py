@@ -24,6 +24,7 @@ Conventions
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Literal
 
@@ -217,16 +218,20 @@ def sample_crps(
 # ---------------------------------------------------------------------------
 # intervals
 # ---------------------------------------------------------------------------
-def check_coverage(coverage: float | Sequence[float]) -> tuple[list[float], bool]:
+def check_coverage(
+    coverage: float | Sequence[float], name: str = "coverage"
+) -> tuple[list[float], bool]:
     """Validate a nominal coverage (or confidence level), or a list of them.
 
     Every interval of levy-sklearn, Gaussian or conformal, checks its coverage here, once per
-    public call.
+    public call; the forecaster's quantile levels too.
 
     Parameters
     ----------
     coverage : float or sequence of float
-        Each strictly between 0 and 1.
+        Each strictly between 0 and 1. Strings and booleans are refused, not converted.
+    name : str, default="coverage"
+        The argument's name in error messages (e.g. ``"alpha"``).
 
     Returns
     -------
@@ -246,18 +251,21 @@ def check_coverage(coverage: float | Sequence[float]) -> tuple[list[float], bool
     >>> check_coverage(0.9), check_coverage([0.5, 0.9])
     (([0.9], True), ([0.5, 0.9], False))
     """
-    try:
-        levels = np.asarray(coverage, dtype=float)
-    except (TypeError, ValueError):
-        levels = None
-    if levels is None or levels.ndim > 1:
+    values = np.asarray(coverage, dtype=object)
+    # "0.9" and True convert to floats silently; a coverage given as text or a flag is a
+    # mistake in the caller's code, so only real numbers pass.
+    if values.ndim > 1 or not all(
+        isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in values.ravel()
+    ):
         raise ValueError(
-            f"coverage must be a float or a list of floats in (0, 1); got {coverage!r}."
-        ) from None
+            f"{name} must be a float or a list of floats in (0, 1); got {coverage!r}."
+        )
+    levels = values.astype(float)
+    example = "0.9 for a 90% interval" if name == "coverage" else "[0.05, 0.95]"
     if levels.size == 0 or not np.all((levels > 0.0) & (levels < 1.0)):
         raise ValueError(
-            f"coverage must be strictly between 0 and 1 (a float or a non-empty list of "
-            f"them), e.g. coverage=0.9 for a 90% interval; got {coverage!r}."
+            f"{name} must be strictly between 0 and 1 (a float or a non-empty list of "
+            f"them), e.g. {name}={example}; got {coverage!r}."
         )
     return levels.ravel().tolist(), levels.ndim == 0
 

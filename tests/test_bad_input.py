@@ -360,11 +360,15 @@ def test_forecaster_update_of_one_column_under_another_name_is_the_same_channel(
 @pytest.mark.parametrize(
     ("coverage", "message"),
     [
-        (0, "open interval"),
-        (1, "open interval"),
-        (1.5, "open interval"),
-        ([0.5, 1], "open interval"),
+        (0, "strictly between 0 and 1"),
+        (1, "strictly between 0 and 1"),
+        (1.5, "strictly between 0 and 1"),
+        ([0.5, 1], "strictly between 0 and 1"),
         ([0.9, 0.9], "unique"),
+        # sktime's own check raised TypeError from inside it on these three
+        (True, "must be a float or a list"),
+        ("0.9", "must be a float or a list"),
+        ([0.5, True], "must be a float or a list"),
     ],
 )
 def test_forecaster_bad_coverage_is_named(fc, coverage, message):
@@ -372,7 +376,14 @@ def test_forecaster_bad_coverage_is_named(fc, coverage, message):
         fc.predict_interval(fh=[1], coverage=coverage)
 
 
-@pytest.mark.parametrize(("alpha", "message"), [(0, "open interval"), ([0.2, 0.2], "unique")])
+@pytest.mark.parametrize(
+    ("alpha", "message"),
+    [
+        (0, "alpha must be strictly between 0 and 1"),
+        ([0.2, 0.2], "unique"),
+        ("0.9", "alpha must be a float or a list"),
+    ],
+)
 def test_forecaster_bad_quantile_levels_are_named(fc, alpha, message):
     with pytest.raises(ValueError, match=message):
         fc.predict_quantiles(fh=[1], alpha=alpha)
@@ -683,3 +694,26 @@ def test_a_panel_raises_no_pandas_future_warning_from_the_package():
         LevyForecaster(**TINY_FC).fit(panel).predict(fh=[1, 2])
     ours = [w for w in caught if w.category is FutureWarning and w.filename.startswith(package)]
     assert not ours, [str(w.message) for w in ours]
+
+
+def test_forecaster_season_of_one_unit_is_none_and_a_shorter_than_two_is_refused():
+    # sktime's sp=1 means "no season"; it used to fit Fourier terms at the sampling period
+    # (constant at every sample) and change the forecasts. 1.5 units cannot be seen at all.
+    y = hourly()
+    none = LevyForecaster(**TINY_FC, seasonal_period=None).fit(y)
+    one = LevyForecaster(**TINY_FC, seasonal_period=1).fit(y)
+    assert one.seasonal_period_ is None
+    np.testing.assert_array_equal(one.predict(fh=[1, 2]), none.predict(fh=[1, 2]))
+    with pytest.raises(ValueError, match=r"shorter than two.*seasonal_period=None"):
+        LevyForecaster(**TINY_FC, seasonal_period="90min").fit(y)
+
+
+def test_forecaster_ar_order_beyond_the_context_is_capped_with_a_warning():
+    y = hourly()
+    # TINY_FC's context is 8 hours: at most 9 lags (lag 0 included)
+    with pytest.warns(UserWarning, match="ar_order=100 reaches further back") as record:
+        capped = LevyForecaster(**TINY_FC, ar_order=100).fit(y)
+    assert record[0].filename == __file__  # points at the user's fit
+    at_most = LevyForecaster(**TINY_FC, ar_order=9).fit(y)
+    assert capped.ar_order_ == at_most.ar_order_ == 9
+    np.testing.assert_array_equal(capped.predict(fh=[1]), at_most.predict(fh=[1]))

@@ -306,7 +306,11 @@ def test_gaussian_interval_takes_a_list_of_coverages_on_a_trailing_axis():
         ([[0.5]], "must be a float or a list"),
         ([], "strictly between 0 and 1"),
         ([0.5, 1.0], "strictly between 0 and 1"),
-        (True, "strictly between 0 and 1"),
+        # text and flags convert to floats silently; they are refused, not read
+        (True, "must be a float or a list"),
+        ("0.9", "must be a float or a list"),
+        ([b"0.9"], "must be a float or a list"),
+        ([[0.5], 0.9], "must be a float or a list"),
     ],
 )
 def test_check_coverage_names_the_problem(coverage, message):

@@ -270,6 +270,8 @@ def test_bad_prediction_calls_name_the_fix(fitted):
         reg.predict(X[:, :3])
     with pytest.raises(ValueError, match="strictly between 0 and 1"):
         reg.predict_interval(X, coverage=1.2)
+    with pytest.raises(ValueError, match="must be a float or a list"):  # was read as 0.9
+        reg.predict_interval(X, coverage="0.9")
     with pytest.raises(ValueError, match="method="):
         reg.predict_interval(X, method="bootstrap")
     with pytest.raises(ValueError, match=r"call conformalize\(X_cal, y_cal\)"):
