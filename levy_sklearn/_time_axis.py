@@ -266,7 +266,7 @@ def span_in_units(
             "pd.Timedelta('2D') or '36h'."
         )
     if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}={span!r} must be positive.")
+        raise ValueError(f"{name}={span!r} must be positive and finite.")
     return float(value)
 
 
@@ -507,10 +507,15 @@ class TimeAxis:
             and fh.freq is None
         ):
             if step is None:
+                absolute = (
+                    "absolute timestamps (e.g. fh=pd.DatetimeIndex([...])) or "
+                    if self.kind == "datetime"
+                    else ""
+                )
                 raise ValueError(
                     "Integer steps in fh are ambiguous on an irregularly spaced index without "
-                    "a freq. Pass absolute timestamps (e.g. fh=pd.DatetimeIndex([...])) or "
-                    "relative time spans (e.g. fh=pd.to_timedelta([1, 2], unit='h'))."
+                    f"a freq. Pass {absolute}relative time spans (e.g. "
+                    "fh=pd.to_timedelta([1, 2], unit='h'))."
                 )
             return pd.Index(cutoff[0] + np.asarray(values) * pd.Timedelta(step * self.unit))
         if self.kind == "numeric" and pd.api.types.is_timedelta64_dtype(values.dtype):

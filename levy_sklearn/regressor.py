@@ -39,7 +39,7 @@ from .training import (
     make_levy_net,
     predict_in_chunks,
 )
-from .validation import check_magnitude, column_scaling, target_scaling
+from .validation import check_magnitude, column_scaling, refuse_dates, target_scaling
 
 __all__ = ["LevyAttentionRegressor"]
 
@@ -443,6 +443,8 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     ) -> tuple[NDArray, NDArray, NDArray | None]:
         """Validated rows, ``(n, Q)`` targets and row weights (``None``: equal weights);
         rows of weight 0 are dropped."""
+        refuse_dates(X)
+        refuse_dates(y, "y")
         with _explain_bad_input():
             X, y = validate_data(
                 self,
@@ -454,6 +456,9 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
                 y_numeric=True,
                 reset=reset,
             )
+            # y_numeric converts object arrays only: numbers as text (a CSV read as str)
+            # would fail in the scaling with numpy's ufunc error.
+            y = y.astype(np.float64, copy=False)
         check_magnitude(y)
         empty = np.flatnonzero(np.isnan(X).all(axis=0))
         if reset and empty.size:
@@ -521,6 +526,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     def _check_X(self, X: ArrayLike) -> NDArray:
         """Validated float64 rows for a fitted estimator (``NaN`` allowed)."""
         check_is_fitted(self)
+        refuse_dates(X)
         with _explain_bad_input():
             return validate_data(
                 self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False

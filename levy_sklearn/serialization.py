@@ -1221,6 +1221,18 @@ def _check_fitted(key: str, attributes: dict) -> None:
                 f"schema mismatch: {name} is a {type(value).__name__}, but {key} needs "
                 f"{' or '.join(t.__name__ for t in allowed)}."
             )
+        # The standardisation multiplies every prediction: a NaN, inf or text there would
+        # come back as NaN, inf or numpy's error at predict, as non-finite weights would.
+        if isinstance(value, np.ndarray) and not (
+            value.dtype.kind == "f"
+            and np.isfinite(value).all()
+            and (not name.endswith("scale_") or (value > 0).all())
+        ):
+            what = "positive finite" if name.endswith("scale_") else "finite"
+            raise _refuse(
+                f"{name} must hold {what} floats, as a fit writes it; the file is corrupted "
+                "or was tampered with."
+            )
     if key == "LevyAttentionRegressor" and fitted:
         n = attributes["n_features_in_"]
         if attributes["net_"].module__n_channels != n or attributes["x_mean_"].shape != (n,):

@@ -80,7 +80,11 @@ def gaussian_crps_torch(mean: Tensor, variance: Tensor, y: Tensor) -> Tensor:
     """Closed-form CRPS of ``N(mean, variance)`` at ``y``, elementwise."""
     sigma = variance.sqrt()
     z = (y - mean) / sigma
-    normal = torch.distributions.Normal(torch.zeros_like(z), torch.ones_like(z))
+    # No argument validation: a diverged network's NaN would fail inside torch's Normal with a
+    # page of tensor; LevyNeuralNet.get_loss names the problem and the fix instead.
+    normal = torch.distributions.Normal(
+        torch.zeros_like(z), torch.ones_like(z), validate_args=False
+    )
     return sigma * (z * (2 * normal.cdf(z) - 1) + 2 * normal.log_prob(z).exp() - 1 / _SQRT_PI)
 
 
@@ -353,7 +357,35 @@ class LevyNeuralNet(NeuralNet):
         weight = X.get(SAMPLE_WEIGHT) if isinstance(X, Mapping) else None
         if weight is not None:
             weight = torch.as_tensor(weight, device=mean.device)
-        return self.criterion_(mean, variance, y_true, weight)
+        loss = self.criterion_(mean, variance, y_true, weight)
+        if not torch.isfinite(loss):  # stop before a NaN gradient spreads to every weight
+            raise self._diverged(f"the loss is no longer finite in epoch {len(self.history)}")
+        return loss
+
+    def _diverged(self, what: str) -> FloatingPointError:
+        return FloatingPointError(
+            f"Training diverged: {what} (lr={self.lr:g}). Lower lr (e.g. ten times), or check "
+            "the data for extreme values."
+        )
+
+    def check_finite(self) -> None:
+        """Refuse a net whose weights are NaN or infinite: its training diverged.
+
+        Raises
+        ------
+        FloatingPointError
+            Naming the learning rate and the fix.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(50, 3))
+        >>> net = LevyAttentionRegressor(max_epochs=1, random_state=0).fit(X, X[:, 0]).net_
+        >>> net.check_finite()  # a trained net passes
+        """
+        if not all(bool(torch.isfinite(p).all()) for p in self.module_.parameters()):
+            raise self._diverged("the network's weights are no longer finite after training")
 
     def predict_moments(self, X: Mapping[str, np.ndarray]) -> LevyNetOutput:
         """Every output of the module for every query, as float64 numpy arrays.
@@ -969,6 +1001,7 @@ def fit_levy_net(
     """
     with seeded(random_state):
         net.fit(X, y)
+    net.check_finite()
     net.module_.double()
     if net.criterion__loss == "mse":
         if net.train_split is None:
@@ -1043,6 +1076,7 @@ def continue_levy_net(
     net.module_.float()
     with seeded(random_state):
         net.partial_fit(X, y, epochs=epochs)
+    net.check_finite()
     net.module_.double()
     if net.criterion__loss == "mse":
         net.calibrate(X, y)

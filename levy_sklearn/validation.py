@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -191,4 +192,48 @@ def check_magnitude(values: np.ndarray, name: str = "y") -> None:
         raise ValueError(
             f"{name} has values beyond ±{_MAX_MAGNITUDE:g}, whose predictive variance would "
             f"overflow float64; rescale {name} (e.g. divide it by a power of 10)."
+        )
+
+
+def refuse_dates(values: object, name: str = "X") -> None:
+    """Refuse dates and durations where numbers are expected.
+
+    scikit-learn's validation casts ``datetime64`` and ``timedelta64`` to floats in their own
+    resolution (microseconds or nanoseconds since 1970), so the same instants would read
+    differently by their unit, and rows far from 1970 lose their differences to rounding.
+
+    Parameters
+    ----------
+    values : array-like
+        ``X`` or ``y`` as given (a DataFrame's columns are checked one by one).
+    name : str, default="X"
+        How the error message names them.
+
+    Raises
+    ------
+    ValueError
+        Naming the columns and how to turn them into numbers.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn.validation import refuse_dates
+    >>> refuse_dates(pd.DataFrame({"dose": [1.0, 2.0]}))
+    >>> refuse_dates(pd.DataFrame({"t": pd.to_datetime(["2020", "2021"])}))
+    Traceback (most recent call last):
+    ...
+    ValueError: Column(s) ['t'] of X hold dates or durations; ...
+    """
+    dtypes = getattr(values, "dtypes", None)  # a DataFrame's, one per column
+    if isinstance(dtypes, Iterable) and not isinstance(dtypes, np.dtype):
+        columns = [c for c, d in dtypes.items() if d.kind in "mM"]
+        what = f"Column(s) {columns} of {name} hold" if columns else None
+    else:
+        dtype = getattr(values, "dtype", None)
+        what = f"{name} holds" if dtype is not None and dtype.kind in "mM" else None
+    if what is not None:
+        raise ValueError(
+            f"{what} dates or durations; convert them to numbers in a unit of your choice "
+            "first, e.g. (t - t.min()) / pd.Timedelta('1D') for days (a raw cast would count "
+            "micro- or nanoseconds since 1970, by the data's unit)."
         )

@@ -110,6 +110,47 @@ def test_regressor_predict_rejects_bad_rows_with_the_fix(reg):
         model.predict(np.empty((0, 3)))
 
 
+def test_regressor_dates_in_X_are_refused_not_read_as_ticks_since_1970():
+    # They were cast to microseconds (or nanoseconds) since 1970: the same instants predicted
+    # 9.12 in one unit and 7.69 in the other.
+    days = pd.date_range("2020", periods=60, freq="D")
+    for X in (
+        pd.DataFrame({"dose": np.arange(60.0), "when": days.as_unit("us")}),
+        pd.DataFrame({"stay": days - days[0]}),
+        days.to_numpy().reshape(-1, 1),
+    ):
+        with pytest.raises(ValueError, match="dates or durations; convert them to numbers"):
+            LevyAttentionRegressor(**TINY_REG).fit(X, np.arange(60.0))
+
+
+def test_regressor_dates_at_predict_are_refused(reg):
+    model, X = reg
+    with pytest.raises(ValueError, match=r"X holds dates or durations"):
+        model.predict(np.arange(3).astype("datetime64[D]").reshape(1, 3))
+
+
+def test_regressor_numbers_as_text_in_y_are_read_as_numbers():
+    # numpy's ufunc error from inside the target scaling before
+    X, y = table()
+    as_text = LevyAttentionRegressor(**TINY_REG).fit(X, y.astype(str))
+    as_numbers = LevyAttentionRegressor(**TINY_REG).fit(X, y.astype(str).astype(float))
+    np.testing.assert_array_equal(as_text.predict(X[:5]), as_numbers.predict(X[:5]))
+    with pytest.raises(ValueError, match="could not convert string to float"):
+        LevyAttentionRegressor(**TINY_REG).fit(X, np.where(y > 0, "high", "1.0"))
+
+
+def test_regressor_diverged_training_is_an_error_naming_lr_not_nan_forecasts():
+    # lr=0.5 with the NLL returned NaN predictions silently (and such a model saved but
+    # could not be loaded); with CRPS, torch's Normal failed printing a page of tensor.
+    X, y = table(200, seed=3)
+    for params in ({"lr": 10.0}, {"lr": 10.0, "loss": "nll"}):
+        model = LevyAttentionRegressor(**{**TINY_REG, "max_epochs": 10, **params})
+        with pytest.raises(FloatingPointError, match=r"Training diverged.*lr=10.*Lower lr"):
+            model.fit(X, 1e3 * y)
+        with pytest.raises(NotFittedError):
+            model.predict(X)
+
+
 def test_regressor_unseen_column_names_at_predict_are_named():
     X, y = table()
     frame = pd.DataFrame(X, columns=["age", "bmi", "bp"])
@@ -717,3 +758,26 @@ def test_forecaster_ar_order_beyond_the_context_is_capped_with_a_warning():
     at_most = LevyForecaster(**TINY_FC, ar_order=9).fit(y)
     assert capped.ar_order_ == at_most.ar_order_ == 9
     np.testing.assert_array_equal(capped.predict(fh=[1]), at_most.predict(fh=[1]))
+
+
+def test_forecaster_diverged_training_is_an_error_naming_lr():
+    from sktime.datasets import load_airline
+
+    f = LevyForecaster(**{**TINY_FC, "max_epochs": 10, "lr": 10.0})
+    with pytest.raises(FloatingPointError, match=r"Training diverged.*Lower lr"):
+        f.fit(load_airline())
+    assert not f.is_fitted
+
+
+def test_a_net_with_non_finite_weights_is_refused(reg):
+    net = copy.deepcopy(reg[0].net_)
+    net.check_finite()  # a trained net passes
+    with torch.no_grad():
+        next(net.module_.parameters())[0] = np.nan
+    with pytest.raises(FloatingPointError, match="weights are no longer finite"):
+        net.check_finite()
+
+
+def test_forecaster_infinite_span_is_named():
+    with pytest.raises(ValueError, match="max_horizon=inf must be positive and finite"):
+        LevyForecaster(**{**TINY_FC, "max_horizon": np.inf}).fit(hourly())

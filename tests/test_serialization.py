@@ -485,6 +485,20 @@ def _replace_array(data: bytes, payload: bytes) -> bytes:
     return _archive(members)
 
 
+def _with_attribute_array(name: str, change):
+    """A corruption replacing the array of fitted attribute ``name`` by ``change(array)``."""
+
+    def corrupt(data: bytes) -> bytes:
+        members = _members(data)
+        member = json.loads(members["state.json"])["attributes"][name]["$ndarray"]
+        buffer = io.BytesIO()
+        np.save(buffer, change(np.load(io.BytesIO(members[member]))), allow_pickle=False)
+        members[member] = buffer.getvalue()
+        return _archive(members)
+
+    return corrupt
+
+
 def _object_npy() -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, np.array([{"a": 1}], dtype=object), allow_pickle=True)
@@ -633,6 +647,23 @@ REFUSALS = {
     "tensor shape": (lambda d: _edit_tensors(d, _reshape_tensor), "has shape"),
     "tensor dtype": (lambda d: _edit_tensors(d, _retype_tensor), "has dtype"),
     "NaN tensor": (lambda d: _edit_tensors(d, _nan_tensor), "NaN or infinite"),
+    # these loaded and predicted inf, or treated a feature as unobserved, or failed in numpy
+    "infinite target scale": (
+        _with_attribute_array("y_scale_", lambda a: a * np.inf),
+        "y_scale_ must hold positive finite floats",
+    ),
+    "zero feature scale": (
+        _with_attribute_array("x_scale_", lambda a: a * 0),
+        "x_scale_ must hold positive finite floats",
+    ),
+    "NaN feature mean": (
+        _with_attribute_array("x_mean_", lambda a: a * np.nan),
+        "x_mean_ must hold finite floats",
+    ),
+    "text feature mean": (
+        _with_attribute_array("x_mean_", lambda a: a.astype(str)),
+        "x_mean_ must hold finite floats",
+    ),
     "extra tensor": (
         lambda d: _edit_tensors(d, lambda t: t.update(extra=torch.zeros(1))),
         "unexpected tensors",
