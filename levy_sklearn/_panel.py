@@ -54,9 +54,26 @@ def instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
     return series
 
 
+def in_key_order(
+    series: list[tuple[tuple | None, pd.DataFrame]],
+) -> list[tuple[tuple | None, pd.DataFrame]]:
+    """``series`` (from :func:`instances`) sorted by instance key, so that what is trained on
+    them (its windows, its folds of held-out series) does not depend on the order the
+    panel's rows came in; keys of mixed types, which cannot be sorted, keep their order."""
+    try:
+        return sorted(series, key=lambda item: item[0])
+    except TypeError:
+        return series
+
+
 def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> None:
-    """Warn, naming them, about columns with no observed value: the network answers them
-    from its prior alone, which is a number, not a forecast from data."""
+    """Refuse ``y`` without rows, and warn, naming them, about columns with no observed
+    value: the network answers them from its prior alone, which is a number, not a forecast
+    from data."""
+    if y.empty:  # after pretrain nothing else stops it, and predict failed in an IndexError
+        raise ValueError(
+            f"{what} has no rows: pass the history to forecast from (at least one observation)."
+        )
     observed = np.isfinite(y.to_numpy(dtype=np.float64))
     if isinstance(y.index, pd.MultiIndex):
         rows = pd.Series(observed.any(axis=1), index=y.index.droplevel(-1))
@@ -90,7 +107,8 @@ def sktime_ready(y: object) -> object:
     """``y`` with object or text columns of numbers as floats, or a brief error for what sktime's
     input checks (they run before ``_fit``) would answer obscurely: an object column of
     numbers gets "categorical features", a time index out of order a dump of the whole
-    index, repeated column names an AttributeError."""
+    index, repeated column names an AttributeError, float times "Unsupported input data
+    type"."""
     if not isinstance(y, (pd.Series, pd.DataFrame)):
         return y
     frame = y.to_frame() if isinstance(y, pd.Series) else y
@@ -121,6 +139,12 @@ def sktime_ready(y: object) -> object:
         y = frame.iloc[:, 0].rename(y.name) if isinstance(y, pd.Series) else frame
     index = y.index
     times = index.get_level_values(-1) if isinstance(index, pd.MultiIndex) else index
+    if pd.api.types.is_float_dtype(times.dtype):
+        raise TypeError(
+            "y's time index holds floats, which sktime's forecasters do not take. Give times "
+            "as time spans, e.g. pd.to_timedelta(t, unit='min') (the package's loaders: "
+            "time_as='timedelta'), or as integers."
+        )
     if isinstance(index, pd.MultiIndex):
         # A scalar level for one instance level: pandas 2.x warns on iterating a groupby
         # by a length-1 list (its keys become tuples in pandas 3).

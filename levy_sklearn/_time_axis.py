@@ -526,6 +526,7 @@ class TimeAxis:
         if self.kind == "timedelta" and pd.api.types.is_timedelta64_dtype(values.dtype):
             # sktime cannot hold absolute times of a TimedeltaIndex in a ForecastingHorizon
             # (to_absolute_index raises), so add the spans to the cutoff here.
+            _warn_if_meant_absolute(values, cutoff[0], self.horizon_span * self.unit)
             return pd.TimedeltaIndex(cutoff[0] + values)
         return _in_zone(self._same_kind(fh.to_absolute_index(cutoff)), tz)
 
@@ -561,6 +562,26 @@ def _like(cutoff: pd.Index, last: object) -> pd.Index:
     if isinstance(cutoff, pd.PeriodIndex):
         return pd.PeriodIndex([last], freq=cutoff.freq)
     return pd.Index([last], dtype=cutoff.dtype)
+
+
+def _warn_if_meant_absolute(
+    spans: pd.TimedeltaIndex, cutoff: pd.Timedelta, horizon: pd.Timedelta
+) -> None:
+    """Warn when a Timedelta ``fh`` on a Timedelta-indexed series looks like the series' own
+    times: sktime reads it as spans after the cutoff, so ``fh=y.index[-3:]``-style times of
+    the next samples (every one later than the cutoff) would be forecast a whole cutoff
+    later, silently. Spans beyond ``max_horizon`` that are all later than the cutoff are the
+    telltale; they are kept as spans (sktime's convention), with the fix in the warning."""
+    if spans.min() > cutoff and spans.max() > horizon:
+        warnings.warn(
+            f"fh holds time spans all later than the cutoff {cutoff} and up to "
+            f"{spans.max()}, beyond max_horizon ({horizon}): a Timedelta fh counts from the "
+            f"cutoff (sktime's convention), so these forecast {cutoff + spans.min()} to "
+            f"{cutoff + spans.max()}. If you meant times of y's index, pass them less the "
+            "cutoff, e.g. fh=times - y.index[-1].",
+            UserWarning,
+            stacklevel=8,  # the user's predict call, through sktime's public method
+        )
 
 
 def _in_zone(index: pd.Index, tz: object) -> pd.Index:

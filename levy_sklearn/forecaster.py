@@ -21,7 +21,7 @@ from sktime.forecasting.base import BaseForecaster
 from ._forecast_outputs import ForecastOutputs
 from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
 from ._normalisation import NORMALIZATIONS
-from ._panel import in_order, instances, sktime_ready, warn_unobserved
+from ._panel import in_key_order, in_order, instances, sktime_ready, warn_unobserved
 from ._series_forecasts import SeriesForecasts, series_forecasts
 from ._series_training import (
     N_FOLDS,
@@ -309,15 +309,13 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         )
 
     def _resolve(self, indexes: list[pd.Index]) -> SeriesSpec:
-        """The spec of series with these indexes (in the pretraining unit after
-        ``pretrain``)."""
+        """The spec of series with these indexes (the pretraining unit after ``pretrain``)."""
         fitted = getattr(self, "pretrained_net_", None) is not None
         pretrained = (self.pretrained_time_kind_, self.pretrained_time_unit_) if fitted else None
         return SeriesSpec.resolve(self, indexes, pretrained)
 
     def _pretrained_scaling(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """The pretraining panel's per-channel standardisation after ``pretrain``, else
-        ``None`` (the population is then every series given)."""
+        """The pretraining panel's channel standardisation after ``pretrain``, else ``None``."""
         if getattr(self, "pretrained_net_", None) is None:
             return None
         return self.pretrained_channel_mean_, self.pretrained_channel_scale_
@@ -327,7 +325,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     def _pretraining_panel(self, y: pd.DataFrame) -> Panel:
         """A pretraining panel on its own time axis and scaling (the pretrained ones when
         pretraining again), without touching the fitted state."""
-        series = instances(y)
+        series = in_key_order(instances(y))
         warn_unobserved(y, "the pretraining panel")
         spec = self._resolve([frame.index for _, frame in series])
         return series_panel(spec, series, self._pretrained_scaling())
@@ -372,7 +370,6 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         y = in_order(y, self.pretrained_columns_, "The pretraining panel")
         self._check_params()
         seed = self._seed()
-
         net, self.pretrained_calibration_ = pretrain_calibrated(
             self._pretraining_panel(y),
             self.calibration_folds,
@@ -389,7 +386,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _update_y_X(self, y, X=None, **kwargs):
         # sktime's update records y and moves the cutoff here, before _update: refuse what
-        # _update cannot take first, so that a refused update leaves the forecaster as it was.
+        # _update cannot take first (a refused update leaves the forecaster as it was).
+        latest = self._cutoff if self.is_fitted else None
         if self.is_fitted and y is not None:
             try:
                 check_update(y, self._series, self.time_kind_)
@@ -397,6 +395,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
                 self._y_metadata["feature_names"] = self._feature_names
                 raise
         super()._update_y_X(y, X, **kwargs)
+        if latest is not None and len(latest) and self._cutoff[0] < latest[0]:
+            self._set_cutoff(latest)  # a row filed late is merged: the cutoff stays the latest
 
     def _fit(self, y, X=None, fh=None):
         """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.

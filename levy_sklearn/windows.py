@@ -526,8 +526,8 @@ class WindowPlan:
         window the series and the positions in ``at`` it answers.
 
         A time after a series' last time point is forecast from its whole context; an
-        earlier one (in-sample) from what was seen strictly before it, so it is the
-        forecast one would have made then: one window per (series, effective cutoff). Each
+        earlier one (in-sample) from what was seen strictly before it (standardised as the
+        series was fitted, on all its history): one window per (series, effective cutoff). Each
         window gets one extra query at ``horizon_span`` after its origin, whose variance
         floors the variance beyond it (see :func:`~levy_sklearn.uncertainty.horizon_floor`).
         """

@@ -312,7 +312,7 @@ def test_regressor_duplicate_coverages_give_one_identical_interval_each(reg):
 @pytest.mark.parametrize(
     ("y", "error", "message"),
     [
-        (hourly().iloc[:0], ValueError, "No training window could be cut.*longer series"),
+        (hourly().iloc[:0], ValueError, "y has no rows: pass the history"),
         (hourly().iloc[:1], ValueError, "No training window could be cut.*longer series"),
         (hourly() * np.nan, ValueError, "No training window could be cut"),
         (hourly().replace(hourly().iloc[5], np.inf), ValueError, r"±inf.*Replace it by NaN"),
@@ -321,6 +321,8 @@ def test_regressor_duplicate_coverages_give_one_identical_interval_each(reg):
         (hourly() + 1j, TypeError, "complex128"),
         (hourly().iloc[::-1], ValueError, r"not sorted; sort it first: y = y.sort_index\(\)"),
         (pd.concat([hourly(), hourly().iloc[[7]]]).sort_index(), ValueError, "more than one row"),
+        # sktime's "Unsupported input data type" before (the loaders' time_as="float")
+        (pd.Series(np.ones(10), index=np.arange(10) / 3), TypeError, "time index holds floats"),
     ],
     ids=[
         "empty",
@@ -332,6 +334,7 @@ def test_regressor_duplicate_coverages_give_one_identical_interval_each(reg):
         "complex",
         "unsorted",
         "duplicates",
+        "float-times",
     ],
 )
 def test_forecaster_fit_rejects_bad_series_with_the_fix(y, error, message):
@@ -781,3 +784,45 @@ def test_a_net_with_non_finite_weights_is_refused(reg):
 def test_forecaster_infinite_span_is_named():
     with pytest.raises(ValueError, match="max_horizon=inf must be positive and finite"):
         LevyForecaster(**{**TINY_FC, "max_horizon": np.inf}).fit(hourly())
+
+
+def test_forecaster_timedelta_fh_that_looks_like_index_times_warns():
+    # On a TimedeltaIndex a Timedelta fh counts from the cutoff (sktime's convention): the
+    # new-subjects guide passed the next sampling times themselves and silently forecast
+    # them a whole cutoff later.
+    y = hourly()
+    y.index = y.index - y.index[0]
+    f = LevyForecaster(**TINY_FC).fit(y)
+    next_times = y.index[-1] + pd.to_timedelta([1, 2], unit="h")
+    with pytest.warns(UserWarning, match=r"counts from the cutoff.*fh=times - y.index\[-1\]"):
+        f.predict(fh=next_times)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        relative = f.predict(fh=next_times - y.index[-1])
+    assert relative.index.equals(next_times)
+
+
+def test_forecaster_late_observation_keeps_the_cutoff():
+    # sktime moved the cutoff back to a back-dated row's time, and every relative forecast
+    # with it (labelled two hours in the past), though the history is merged.
+    y = hourly()
+    f = LevyForecaster(**TINY_FC).fit(y.drop(y.index[30]))
+    f.update(y.iloc[[30]], update_params=False)
+    assert f.cutoff[0] == y.index[-1]
+    assert f.predict(fh=[1]).index[0] == y.index[-1] + pd.Timedelta("1h")
+
+
+def test_forecaster_empty_history_is_refused_after_pretrain():
+    panel = pd.concat({k: hourly(seed=k).to_frame() for k in range(3)})
+    f = LevyForecaster(**{**TINY_FC, "calibration_folds": 1}).pretrain(panel)
+    with pytest.raises(ValueError, match="y has no rows"):  # an IndexError at predict before
+        f.fit(hourly().to_frame().iloc[:0])
+
+
+def test_pretraining_does_not_depend_on_the_order_of_the_panels_series():
+    panel = pd.concat({k: hourly(seed=k).to_frame() for k in range(6)})
+    backwards = pd.concat({k: hourly(seed=k).to_frame() for k in reversed(range(6))})
+    new = hourly(seed=9).to_frame()
+    a = LevyForecaster(**TINY_FC).pretrain(panel).fit(new)
+    b = LevyForecaster(**TINY_FC).pretrain(backwards).fit(new)
+    pd.testing.assert_frame_equal(a.predict_interval(fh=[1, 2]), b.predict_interval(fh=[1, 2]))
