@@ -79,8 +79,8 @@ def series_forecasts(
             UserWarning,
             stacklevel=6,  # the user's predict call, through sktime's public method
         )
-    windows, where = spec.plan().forecast_windows(times, values, at)
     population = population_in_series_units(channel_mean, series_mean, series_scale)
+    windows, where = spec.plan().forecast_windows(times, values, at, population)
     f = window_forecasts(net, windows, where, at, calibration, axis.horizon_span, n_ch, population)
     # Back to data units, each series by its own standardisation.
     scale, loc = series_scale[:, None], series_mean[:, None]

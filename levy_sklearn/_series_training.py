@@ -334,7 +334,7 @@ def calibrated_on(
     n_channels = panel.mean.size
     if plan.calibration_fraction <= 0:
         return LeadCalibration.identity(n_channels)
-    windows = plan.windows(panel.times, panel.values, part, seed)
+    windows = plan.windows(panel.times, panel.values, part, seed, panel.population)
     population = panel.population if pull else None
     return calibrate([held_out_forecasts(net, windows, n_channels, population)], n_channels)
 
@@ -380,13 +380,19 @@ def pretrain_calibrated(
             stacklevel=5,  # the user's pretrain, through sktime's public method
         )
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
-        net = train(plan.windows(times, values, "train", seed))
+        net = train(plan.windows(times, values, "train", seed, panel.population))
         return net, calibrated_on(net, plan, panel, "calibrate", seed, pull=True)
     plan = panel.spec.plan()
 
     def windows(series: np.ndarray, part: str) -> SeriesWindows:
         picked = np.flatnonzero(series)
-        return plan.windows([times[i] for i in picked], [values[i] for i in picked], part, seed)
+        return plan.windows(
+            [times[i] for i in picked],
+            [values[i] for i in picked],
+            part,
+            seed,
+            panel.population[picked],
+        )
 
     n_scored = calibration_folds
     if n_scored == "auto":

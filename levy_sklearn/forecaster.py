@@ -437,7 +437,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         )
         plan = spec.plan(self.calibration_fraction_)
         if pretrained is None:
-            windows = plan.windows(panel.times, panel.values, "train", seed)
+            windows = plan.windows(panel.times, panel.values, "train", seed, panel.population)
             self.net_ = train_network(self, spec, windows, self.n_channels_, seed)
             self.calibration_ = calibrated_on(self.net_, plan, panel, "calibrate", seed)
         else:

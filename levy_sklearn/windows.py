@@ -141,6 +141,7 @@ def series_windows(
     context_gaps: Sequence[np.ndarray] | None = None,
     gap_keeps_last: Sequence[np.ndarray] | None = None,
     seasonal_period: float | None = None,
+    absent_levels: Sequence[np.ndarray] | None = None,
 ) -> SeriesWindows:
     """Cut continuous-time windows from series and turn them into tokens and queries.
 
@@ -211,6 +212,13 @@ def series_windows(
         training horizon, as a reference); their targets are ``NaN``.
     seasonal_period : float, optional
         Period (time units) of a seasonal pattern to remove per window, as the level is.
+    absent_levels : sequence of ndarray of shape (C,), optional
+        Per series, where a window anchors a channel its context holds no observation of:
+        the population's level, in the series' units, which is what a new series' own
+        standardisation gives a channel it has not observed. ``None``: 0, the series' own
+        mean, which, fitted on the whole series, holds the very values after the cutoff
+        (a sparse channel's targets would then sit at its anchor in training and in
+        held-out calibration, but not for a new series).
 
     Returns
     -------
@@ -272,6 +280,9 @@ def series_windows(
                 n_channels,
                 normalization,
             )
+            if absent_levels is not None and normalization != "none":
+                absent = np.bincount(chans, minlength=n_channels) == 0
+                level = np.where(absent, absent_levels[i], level)
             scale = (
                 np.ones(n_channels) if history_scale is None else history_scale(c - gap, spread2)
             )
@@ -470,13 +481,20 @@ class WindowPlan:
         return cut
 
     def windows(
-        self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
+        self,
+        times: list[np.ndarray],
+        values: list[np.ndarray],
+        part: str,
+        seed: int,
+        levels: Sequence[np.ndarray] | None = None,
     ) -> SeriesWindows:
         """Training (``part="train"``), calibration (``"calibrate"``), all (``"all"``) or
         held-out (``"held_out"``) windows; the split is in time, the last
         ``calibration_fraction`` of each series. Training windows (``"train"``, ``"all"``)
         include the gap windows of ``observation_dropout``; calibration windows
-        (``"calibrate"``, ``"held_out"``: every cutoff) are the forecasts a user makes."""
+        (``"calibrate"``, ``"held_out"``: every cutoff) are the forecasts a user makes.
+        ``levels``: each series' population level (see :func:`series_windows`'
+        ``absent_levels``)."""
         cutoffs, ends, gaps, keeps = [], [], [], []
         # Gap windows (see observation_dropout) are drawn from the seed, reproducibly.
         rng = np.random.default_rng(seed)
@@ -517,10 +535,15 @@ class WindowPlan:
             max_queries=self.max_targets,
             context_gaps=gaps,
             gap_keeps_last=keeps,
+            absent_levels=levels,
         )
 
     def forecast_windows(
-        self, times: list[np.ndarray], values: list[np.ndarray], at: list[np.ndarray]
+        self,
+        times: list[np.ndarray],
+        values: list[np.ndarray],
+        at: list[np.ndarray],
+        levels: Sequence[np.ndarray] | None = None,
     ) -> tuple[SeriesWindows, list[tuple[int, np.ndarray]]]:
         """Prediction windows for the forecast times ``at`` of every series, and for each
         window the series and the positions in ``at`` it answers.
@@ -530,6 +553,7 @@ class WindowPlan:
         series was fitted, on all its history): one window per (series, effective cutoff). Each
         window gets one extra query at ``horizon_span`` after its origin, whose variance
         floors the variance beyond it (see :func:`~levy_sklearn.uncertainty.horizon_floor`).
+        ``levels`` as for :meth:`windows`.
         """
         rows, cutoffs, queries, where = [], [], [], []
         for i, (t, t_abs) in enumerate(zip(times, at, strict=True)):
@@ -551,5 +575,6 @@ class WindowPlan:
             seasonal_period=self.seasonal_period,
             max_tokens=self.max_tokens,
             origin_queries=[self.horizon_span],
+            absent_levels=None if levels is None else [levels[i] for i in rows],
         )
         return windows, where

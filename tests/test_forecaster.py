@@ -765,3 +765,30 @@ def test_panel_forecast_times_are_sktimes_from_each_series_end(tz):
     g = LevyForecaster(**{**FAST, "max_epochs": 1}).fit(quarterly)
     times = g.predict(fh=[1, 2]).index.get_level_values(-1)
     assert list(times.astype(str)) == ["2005Q1", "2005Q2"] * 2
+
+
+def _two_channels(seed, n=48):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    values = np.column_stack([np.sin(t / 4 + seed), np.cos(t / 5 + seed)])
+    values += 0.1 * rng.normal(size=values.shape)
+    index = pd.date_range("2021-01-01", periods=n, freq="h")
+    return pd.DataFrame(values, index=index, columns=["a", "b"])
+
+
+def test_a_channel_not_yet_observed_is_not_anchored_on_its_later_values():
+    # A window anchored a channel without context observations at the series' own mean,
+    # which a lone later observation sets: after pretrain the in-sample forecast at t was
+    # that later value (moved by 5 when it moved by 5), and training and held-out
+    # calibration learned from such anchors what a new subject never has.
+    panel = pd.concat({k: _two_channels(k) for k in range(6)})
+    forecaster = LevyForecaster(**TINY_FC).pretrain(panel)
+    new = _two_channels(9)
+    new.loc[new.index[:40], "b"] = np.nan
+    at = ForecastingHorizon(new.index[[30]], is_relative=False)
+    forecasts = []
+    for later in (1.0, 6.0):
+        new.loc[new.index[40:], "b"] = np.nan
+        new.loc[new.index[40], "b"] = later
+        forecasts.append(forecaster.fit(new).predict(fh=at)["b"].iloc[0])
+    assert forecasts[1] == pytest.approx(forecasts[0], abs=1e-9)
