@@ -1050,13 +1050,9 @@ def _time_unit(unit: Any) -> str:
 
 def _open_archive(path: str | os.PathLike | IO[bytes]) -> dict[str, bytes]:
     """The members of the archive, read and checked (names, CRCs, no duplicates)."""
-    try:
-        if hasattr(path, "read"):
-            data = path.read()
-        else:
-            data = Path(path).read_bytes()
-    except OSError as err:
-        raise ValueError(f"Cannot read the model file {path!r}: {err}") from err
+    # A missing or unreadable file raises its OSError (FileNotFoundError, PermissionError),
+    # as open(), pickle and joblib do: a script's ``except FileNotFoundError`` must see it.
+    data = path.read() if hasattr(path, "read") else Path(path).read_bytes()
     if data.startswith(_PICKLE_PROTOCOL):
         raise _refuse(
             "it is a pickle, not a levy-sklearn model file (loading a pickle can run code).",
@@ -1266,6 +1262,8 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
 
     Raises
     ------
+    FileNotFoundError, OSError
+        When the file cannot be read (as :func:`open` raises them).
     ValueError
         When the file is not a complete model file, holds a pickle, unexpected members,
         types, classes or hyperparameters, tensors whose shape or dtype does not match the

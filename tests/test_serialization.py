@@ -735,3 +735,9 @@ def test_a_malicious_pickle_never_runs(regressor_file, tmp_path):
     # The payload is live: unpickling it does create the marker.
     pickle.loads(payload).close()
     assert marker.exists()
+
+
+def test_a_missing_file_raises_file_not_found(tmp_path):
+    # It was a ValueError, which a script's `except FileNotFoundError` did not catch.
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "no such model.levy.zip")
