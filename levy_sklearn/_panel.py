@@ -54,16 +54,22 @@ def instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
     return series
 
 
+def key_order(keys: list) -> list[int]:
+    """The positions of ``keys`` (instance keys, see :func:`instances`) in sorted order, so
+    that what is trained on a panel's series (its windows, its folds of held-out series)
+    does not depend on the order the panel's rows came in; keys of mixed types, which cannot
+    be sorted, keep their order."""
+    try:
+        return sorted(range(len(keys)), key=keys.__getitem__)
+    except TypeError:
+        return list(range(len(keys)))
+
+
 def in_key_order(
     series: list[tuple[tuple | None, pd.DataFrame]],
 ) -> list[tuple[tuple | None, pd.DataFrame]]:
-    """``series`` (from :func:`instances`) sorted by instance key, so that what is trained on
-    them (its windows, its folds of held-out series) does not depend on the order the
-    panel's rows came in; keys of mixed types, which cannot be sorted, keep their order."""
-    try:
-        return sorted(series, key=lambda item: item[0])
-    except TypeError:
-        return series
+    """``series`` (from :func:`instances`) in the order of their keys (:func:`key_order`)."""
+    return [series[i] for i in key_order([key for key, _ in series])]
 
 
 def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> None:

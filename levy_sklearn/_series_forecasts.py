@@ -41,6 +41,7 @@ def series_forecasts(
     spec: SeriesSpec,
     series: dict,
     scaling: tuple[np.ndarray, np.ndarray, np.ndarray],
+    anchored: bool,
     net: LevyNeuralNet,
     calibration: LeadCalibration,
     fh: tuple[ForecastingHorizon, pd.Index, float | None],
@@ -52,8 +53,11 @@ def series_forecasts(
     order) at ``fh``, in data units, calibrated.
 
     ``scaling``: the population's per-channel mean and each series' mean and scale
-    (``(n_series, n_channels)``); ``fh``: sktime's horizon with the cutoff and the series'
-    common step (see :meth:`~levy_sklearn._time_axis.TimeAxis.forecast_indexes`);
+    (``(n_series, n_channels)``); ``anchored``: a channel without context observations is
+    anchored at the population's level (after ``pretrain``, see
+    :func:`~levy_sklearn.windows.series_windows`' ``absent_levels``), else at 0; ``fh``:
+    sktime's horizon with the cutoff and the series' common step (see
+    :meth:`~levy_sklearn._time_axis.TimeAxis.forecast_indexes`);
     ``columns``: the output's column names, matched to the frames' by name (after
     ``pretrain``, the network's channels are the pretraining panel's).
 
@@ -80,7 +84,9 @@ def series_forecasts(
             stacklevel=6,  # the user's predict call, through sktime's public method
         )
     population = population_in_series_units(channel_mean, series_mean, series_scale)
-    windows, where = spec.plan().forecast_windows(times, values, at, population)
+    windows, where = spec.plan().forecast_windows(
+        times, values, at, population if anchored else None
+    )
     f = window_forecasts(net, windows, where, at, calibration, axis.horizon_span, n_ch, population)
     # Back to data units, each series by its own standardisation.
     scale, loc = series_scale[:, None], series_mean[:, None]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import pandas as pd
 
-from ._panel import in_order, instances
+from ._panel import in_order, instances, key_order
 from ._time_axis import TimeAxis, describe_kind, index_kind
 from .training import LevyNeuralNet, continue_levy_net, fit_levy_net, make_levy_net
 from .uncertainty import (
@@ -162,6 +162,19 @@ class Panel(NamedTuple):
     times: list[np.ndarray]
     values: list[np.ndarray]
     population: np.ndarray
+
+    def in_key_order(self, keys: list) -> Panel:
+        """These series in the order of their ``keys`` (:func:`~levy_sklearn._panel.key_order`):
+        what is trained and calibrated on them then does not depend on the order of the
+        panel's rows, while the fitted state keeps the order they came in (sktime's)."""
+        order = key_order(keys)
+        return self._replace(
+            means=self.means[order],
+            scales=self.scales[order],
+            times=[self.times[i] for i in order],
+            values=[self.values[i] for i in order],
+            population=self.population[order],
+        )
 
 
 def series_panel(
@@ -326,15 +339,19 @@ def calibrated_on(
     part: str,
     seed: int,
     pull: bool = False,
+    anchored: bool = False,
 ) -> LeadCalibration:
     """The lead-aware calibration of σ on ``net``'s forecasts of the windows of ``part`` of
     the ``panel`` (the Normal's when ``plan`` holds nothing out), with a pull towards the
     population's level only if ``pull`` (see
-    :func:`~levy_sklearn.uncertainty.population_levels`)."""
+    :func:`~levy_sklearn.uncertainty.population_levels`), channels without context
+    observations anchored at that level only if ``anchored`` (a pretraining population, see
+    :func:`~levy_sklearn.windows.series_windows`' ``absent_levels``)."""
     n_channels = panel.mean.size
     if plan.calibration_fraction <= 0:
         return LeadCalibration.identity(n_channels)
-    windows = plan.windows(panel.times, panel.values, part, seed, panel.population)
+    levels = panel.population if anchored else None
+    windows = plan.windows(panel.times, panel.values, part, seed, levels)
     population = panel.population if pull else None
     return calibrate([held_out_forecasts(net, windows, n_channels, population)], n_channels)
 
@@ -381,7 +398,7 @@ def pretrain_calibrated(
         )
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
         net = train(plan.windows(times, values, "train", seed, panel.population))
-        return net, calibrated_on(net, plan, panel, "calibrate", seed, pull=True)
+        return net, calibrated_on(net, plan, panel, "calibrate", seed, pull=True, anchored=True)
     plan = panel.spec.plan()
 
     def windows(series: np.ndarray, part: str) -> SeriesWindows:

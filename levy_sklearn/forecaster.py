@@ -323,8 +323,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     # ------------------------------------------------------------------ sktime private API
 
     def _pretraining_panel(self, y: pd.DataFrame) -> Panel:
-        """A pretraining panel on its own time axis and scaling (the pretrained ones when
-        pretraining again), without touching the fitted state."""
+        """A pretraining panel on its axis and scaling (the pretrained ones when again)."""
         series = in_key_order(instances(y))
         warn_unobserved(y, "the pretraining panel")
         spec = self._resolve([frame.index for _, frame in series])
@@ -436,17 +435,18 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             self.calibration_fraction, panel.times, panel.values, pretrained is not None
         )
         plan = spec.plan(self.calibration_fraction_)
+        ranked = panel.in_key_order([key for key, _ in series])  # trained in the keys' order
         if pretrained is None:
-            windows = plan.windows(panel.times, panel.values, "train", seed, panel.population)
+            windows = plan.windows(ranked.times, ranked.values, "train", seed)
             self.net_ = train_network(self, spec, windows, self.n_channels_, seed)
-            self.calibration_ = calibrated_on(self.net_, plan, panel, "calibrate", seed)
+            self.calibration_ = calibrated_on(self.net_, plan, ranked, "calibrate", seed)
         else:
             # Zero-shot: the calibration across subjects made by pretrain; a series
             # calibrated on its own (calibration_fraction > 0) only ever widens it.
             self.net_ = pretrained
             self.calibration_ = self.pretrained_calibration_
             if self.calibration_fraction_ > 0:
-                own = calibrated_on(self.net_, plan, panel, "held_out", seed)
+                own = calibrated_on(self.net_, plan, ranked, "held_out", seed, anchored=True)
                 self.calibration_ = self.calibration_.at_least(own)
         lags = self.net_.module_.lags
         self.ar_order_ = 0 if lags is None else int(lags.weight.shape[-1])
@@ -495,12 +495,12 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         return pd.DataFrame(var, index=rows, columns=self._get_columns("predict_var"))
 
     def _moments(self, fh, diagnostics: dict | None = None) -> SeriesForecasts:
-        """Every forecast at ``fh`` in the column order of fit's ``y``, calibrated (see
-        :func:`~levy_sklearn._series_forecasts.series_forecasts`)."""
+        """Every forecast at ``fh`` in fit's column order, calibrated (``series_forecasts``)."""
         return series_forecasts(
             self._spec,
             self._series,
             (self.channel_mean_, self.series_mean_, self.series_scale_),
+            getattr(self, "pretrained_net_", None) is not None,  # anchor at the population
             self.net_,
             self.calibration_,
             (fh, self.cutoff, self._step),

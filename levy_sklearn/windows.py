@@ -213,12 +213,13 @@ def series_windows(
     seasonal_period : float, optional
         Period (time units) of a seasonal pattern to remove per window, as the level is.
     absent_levels : sequence of ndarray of shape (C,), optional
-        Per series, where a window anchors a channel its context holds no observation of:
-        the population's level, in the series' units, which is what a new series' own
-        standardisation gives a channel it has not observed. ``None``: 0, the series' own
-        mean, which, fitted on the whole series, holds the very values after the cutoff
-        (a sparse channel's targets would then sit at its anchor in training and in
-        held-out calibration, but not for a new series).
+        Per series, where a window anchors a channel its context holds no observation of
+        while holding others': the population's level, in the series' units, which is what
+        a new series' own standardisation gives a channel it has not observed. ``None``
+        (and in an empty context): 0, the series' own mean, which, fitted on the whole
+        series, holds the very values after the cutoff (a sparse channel's targets would
+        then sit at its anchor in pretraining and in held-out calibration, but not for a
+        new series).
 
     Returns
     -------
@@ -280,7 +281,7 @@ def series_windows(
                 n_channels,
                 normalization,
             )
-            if absent_levels is not None and normalization != "none":
+            if absent_levels is not None and normalization != "none" and chans.size:
                 absent = np.bincount(chans, minlength=n_channels) == 0
                 level = np.where(absent, absent_levels[i], level)
             scale = (
