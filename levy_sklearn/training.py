@@ -167,13 +167,16 @@ class TokenDataset(Dataset):
 
 
 class BaseLRScheduler(LRScheduler):
-    """skorch's ``LRScheduler`` that records the base learning rate in the history.
+    """skorch's ``LRScheduler`` with a cycle per training call, recording the base rate.
 
-    skorch records the rate of the *first* parameter group, which is the first custom group
-    of ``optimizer__param_groups`` (the front-ends give the Lévy layers' log-scale scalars a
-    larger rate there), so ``verbose`` printed a multiple of ``lr``. skorch puts the group
-    of every other parameter last: that is the one recorded here. Only the record changes;
-    the schedule itself is skorch's.
+    skorch continues the first call's schedule from the epochs in the history, so a later
+    call (a warm start, a pretraining update) ran at the rates the first cycle ended on: 0
+    for a cosine cycle, and a warm start changed nothing. Here every call starts its own
+    cycle from each group's base rate over the epochs it plans (``T_max``); a first fit is
+    scheduled as before. skorch records the rate of the *first* parameter group, which is
+    the first custom group of ``optimizer__param_groups`` (the front-ends give the Lévy
+    layers' log-scale scalars a larger rate there), so ``verbose`` printed a multiple of
+    ``lr``; skorch puts the group of every other parameter last, and that one is recorded.
 
     Examples
     --------
@@ -181,6 +184,14 @@ class BaseLRScheduler(LRScheduler):
     >>> BaseLRScheduler("CosineAnnealingLR", T_max=10).event_name
     'event_lr'
     """
+
+    def _get_scheduler(self, net, policy, **scheduler_kwargs):
+        for group in net.optimizer_.param_groups:
+            group["lr"] = group.setdefault("initial_lr", group["lr"])
+        if "T_max" in scheduler_kwargs:
+            planned = getattr(net, "_planned_epochs", scheduler_kwargs["T_max"])
+            scheduler_kwargs["T_max"] = max(int(planned), 1)
+        return policy(net.optimizer_, **{**scheduler_kwargs, "last_epoch": -1})
 
     def _record_last_lr(self, net, kind):
         if self.event_name is None or not hasattr(self.lr_scheduler_, "get_last_lr"):
@@ -328,8 +339,6 @@ class LevyNeuralNet(NeuralNet):
 
     def fit_loop(self, X, y=None, epochs=None, **fit_params):
         self._interrupted = False
-        # The epochs this call will run, for the progress bar's total (FitProgressBar).
-        self._planned_epochs = self.max_epochs if epochs is None else epochs
         try:
             return super().fit_loop(X, y, epochs=epochs, **fit_params)
         except KeyboardInterrupt:
@@ -340,6 +349,10 @@ class LevyNeuralNet(NeuralNet):
             raise
 
     def partial_fit(self, X, y=None, classes=None, **fit_params):
+        # The epochs this call will run, known before skorch's on_train_begin (which comes
+        # before fit_loop): the progress bar's total and the learning-rate cycle's length.
+        epochs = fit_params.get("epochs")
+        self._planned_epochs = self.max_epochs if epochs is None else epochs
         super().partial_fit(X, y, classes=classes, **fit_params)
         if getattr(self, "_interrupted", False):
             raise KeyboardInterrupt("Training was interrupted.")

@@ -156,6 +156,19 @@ def test_warm_start_continues_from_the_fitted_net_on_new_rows():
     )
 
 
+def test_a_warm_fit_runs_its_own_learning_rate_cycle():
+    # skorch continued the first fit's cosine cycle from its last epoch: a one-epoch warm fit
+    # on the opposite target ran at lr 0 and changed nothing (bitwise); so did pretraining
+    # updates of the forecaster, which train the same way.
+    X, y = table(120)
+    reg = LevyAttentionRegressor(**{**TINY_REG, "warm_start": True, "max_epochs": 4}).fit(X, y)
+    before = reg.predict(X)
+    reg.set_params(max_epochs=2).fit(X, -y)
+    rates = reg.net_.history[:, "event_lr"]
+    assert rates[4:] == pytest.approx([reg.lr, reg.lr / 2])  # cosine over this call's 2 epochs
+    assert np.abs(reg.predict(X) - before).max() > 1e-3
+
+
 def test_warm_start_false_starts_afresh_and_warm_fits_are_reproducible():
     X, y = table(120)
     fresh = LevyAttentionRegressor(**TINY_REG).fit(X[:60], y[:60])
