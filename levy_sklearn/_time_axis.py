@@ -276,6 +276,11 @@ def span_in_units(
 # (pandas < 2.2 spells hourly "H", month end "M" and quarter end "Q").
 _PERIODS_PER_SEASON = {"M": 12, "Q": 4, "D": 7, "B": 5, "h": 24, "H": 24}
 _YEAR = pd.Timedelta(days=365.2425)
+# Seasons of fixed steps, by the step's length: a day repeats weekly, an hour daily.
+_SEASON_OF_STEP = {
+    pd.Timedelta(days=1): pd.Timedelta(days=7),
+    pd.Timedelta(hours=1): pd.Timedelta(days=1),
+}
 _SEASON_SPAN = {
     "M": _YEAR,
     "MS": _YEAR,
@@ -327,11 +332,25 @@ def infer_seasonal_period(index: pd.Index) -> float | pd.Timedelta | None:
         if code is None and len(index) >= 3:
             code = pd.infer_freq(index)
         table = _SEASON_SPAN
+        if code is not None:
+            # A fixed step is read by its length: pandas names a daily step "24h" or
+            # "1440min" as readily as "D" (one series shifted by 12 h in a panel does it).
+            offset = pd.tseries.frequencies.to_offset(code)
+            if isinstance(offset, pd.offsets.Tick):
+                return _SEASON_OF_STEP.get(pd.Timedelta(offset))
     else:
         return None
     # Multiples ("2h") and other frequencies are not in the tables.
     period = None if code is None else table.get(code.split("-")[0])
     return float(period) if isinstance(period, int) else period
+
+
+def panel_seasonal_period(indexes: Sequence[pd.Index]) -> float | pd.Timedelta | None:
+    """The seasonal period most of the series' indexes imply (:func:`infer_seasonal_period`;
+    the first such series' on a tie), ``None`` when none implies one: one series with a
+    missing day no longer switches the season off for a whole panel."""
+    periods = [p for p in map(infer_seasonal_period, indexes) if p is not None]
+    return max(periods, key=periods.count) if periods else None
 
 
 def compatible_kinds(a: str, b: str) -> bool:
@@ -416,14 +435,15 @@ class TimeAxis:
                     UserWarning,
                     stacklevel=6,  # the user's fit, through sktime's fit and _fit
                 )
-        if isinstance(seasonal_period, str) and seasonal_period == "auto":
-            seasonal_period = infer_seasonal_period(indexes[0])
+        given_period = not (isinstance(seasonal_period, str) and seasonal_period == "auto")
+        if not given_period:
+            seasonal_period = panel_seasonal_period(indexes)
         period = (
             None
             if seasonal_period is None
             else span_in_units(seasonal_period, unit, "seasonal_period")
         )
-        if period is not None and period <= 1.0:  # sktime's sp=1: no season
+        if period == 1.0:  # sktime's sp=1: no season
             period = None
         elif period is not None and period < 2.0:
             raise ValueError(
@@ -432,10 +452,19 @@ class TimeAxis:
                 "two: series sampled about once per unit cannot show it. Pass "
                 "seasonal_period=None (or 1) for no season, or a period of at least 2 units."
             )
+        context = span_in_units(context_length, unit, "context_length")
+        if period is not None and context < MIN_SEASONS * period and given_period:
+            warnings.warn(
+                f"context_length spans {context:.3g} time units, fewer than {MIN_SEASONS} "
+                f"seasonal periods of {period:.3g}: windows cannot see the season, so none "
+                "is removed. Lengthen context_length, or pass seasonal_period=None.",
+                UserWarning,
+                stacklevel=6,  # the user's fit, through sktime's fit and _fit
+            )
         return cls(
             kind,
             unit,
-            span_in_units(context_length, unit, "context_length"),
+            context,
             span_in_units(max_horizon, unit, "max_horizon"),
             period,
             time_origin(indexes),

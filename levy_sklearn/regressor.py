@@ -321,7 +321,13 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         """Scaled per-column token times and the scale, from ``feature_times``."""
         if self.feature_times is None:
             return np.zeros(n_features), 1.0
-        times = np.asarray(self.feature_times, dtype=np.float64)
+        try:
+            times = np.asarray(self.feature_times, dtype=np.float64)
+        except (TypeError, ValueError) as err:  # numpy's message names no parameter
+            raise ValueError(
+                f"feature_times must be numbers, one time per column of X (e.g. hours before "
+                f"the prediction); got {self.feature_times!r} ({err})."
+            ) from None
         if times.ndim != 1 or times.shape[0] != n_features:
             raise ValueError(
                 f"feature_times has shape {times.shape} but X has {n_features} features; "

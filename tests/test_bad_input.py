@@ -750,6 +750,15 @@ def test_forecaster_season_of_one_unit_is_none_and_a_shorter_than_two_is_refused
     np.testing.assert_array_equal(one.predict(fh=[1, 2]), none.predict(fh=[1, 2]))
     with pytest.raises(ValueError, match=r"shorter than two.*seasonal_period=None"):
         LevyForecaster(**TINY_FC, seasonal_period="90min").fit(y)
+    with pytest.raises(ValueError, match=r"shorter than two"):  # was "no season", silently
+        LevyForecaster(**TINY_FC, seasonal_period="30min").fit(y)
+
+
+def test_forecaster_season_longer_than_half_the_context_warns():
+    # TINY_FC's context is 8 hours: a daily season cannot be removed, and was not, silently
+    with pytest.warns(UserWarning, match="fewer than 2 seasonal periods of 24") as record:
+        LevyForecaster(**TINY_FC, seasonal_period="1D").fit(hourly())
+    assert record[0].filename == __file__
 
 
 def test_forecaster_ar_order_beyond_the_context_is_capped_with_a_warning():

@@ -256,6 +256,8 @@ def test_noise_variance_is_the_noise_heads_share_of_sigma(noise_head):
         ({"observation_dropout": -0.1}, "observation_dropout"),
         ({"noise_head": "yes"}, "noise_head='yes' must be an instance of"),
         ({"feature_times": [0.0, 1.0]}, "feature_times has shape \\(2,\\) but X has 4"),
+        # numpy's "could not convert string to float: 'a'" before, naming no parameter
+        ({"feature_times": ["a", "b", "c", "d"]}, "feature_times must be numbers"),
     ],
 )
 def test_bad_hyperparameters_name_the_problem(params, message):

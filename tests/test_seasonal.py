@@ -108,6 +108,26 @@ def test_forecaster_seasonal_period_in_time_units(y, seasonal_period, expected):
     assert np.isfinite(forecaster.predict(fh=[1, 2]).to_numpy()).all()
 
 
+@pytest.mark.parametrize("freq", ["D", "24h", "1440min"])
+def test_a_daily_step_implies_a_weekly_season_however_pandas_names_it(freq):
+    # "24h" and "1440min" got no season (the table knew "D" only): error 1.82 against 0.32
+    index = pd.date_range("2021-01-04", periods=30, freq=freq)
+    assert infer_seasonal_period(index) == pd.Timedelta(days=7)
+
+
+def test_a_panels_season_is_the_one_most_series_imply():
+    # The first series alone decided: one missing day there switched the weekly season off
+    # for every series of the panel.
+    days = pd.date_range("2021-01-04", periods=42, freq="D")
+    series = {
+        k: pd.DataFrame({"y": np.sin(np.arange(42) * 2 * np.pi / 7 + k)}, index=days)
+        for k in range(4)
+    }
+    series[0] = series[0].drop(days[10])
+    forecaster = LevyForecaster(context_length=21, max_epochs=1, random_state=0)
+    assert forecaster.fit(pd.concat(series)).seasonal_period_ == 7.0
+
+
 def test_forecaster_rejects_unreadable_seasonal_period():
     y = pd.Series(np.arange(40.0), pd.period_range("2000-01", periods=40, freq="M"))
     with pytest.raises(ValueError, match="seasonal_period='yearly' is not a time span"):
