@@ -26,7 +26,7 @@ from .uncertainty import (
     calibrate_across_series,
     held_out_forecasts,
 )
-from .validation import own_scaling, target_scaling
+from .validation import MIN_OWN_SCALE, own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
 
 if TYPE_CHECKING:  # annotations only: the forecaster imports this module
@@ -58,6 +58,9 @@ _SEASONAL_LAGS_LR = 5.0
 # window chosen on a held-out vitals draw (benchmarks/results/pretrain_budget_notes.md, run 4;
 # all, 32, 16 and 8 were tried).
 _AUTO_MAX_TARGETS = 16
+# A series fitted after pretrain whose mean lies this many of the pretraining panel's pooled
+# standard deviations from its mean (beyond 99.7 % of a Normal's values) gets a warning.
+_FAR_FROM_POPULATION = 3.0
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,27 @@ def series_panel(
     times, values = standardised(spec.axis, series, means, scales)
     population_level = population_in_series_units(mean, means, scales)
     return Panel(spec, mean, scale, means, scales, times, values, population_level)
+
+
+def warn_far_from_population(panel: Panel, columns: list) -> None:
+    """Warn when a series fitted after ``pretrain`` sits far outside the pretraining panel
+    (its mean more than ``_FAR_FROM_POPULATION`` pooled standard deviations from the
+    panel's, judged on channels with as many observations as give a series its own scale):
+    zero-shot forecasts are pulled towards that panel's level where this forecast held-out
+    subjects better, which holds for subjects drawn like them only."""
+    counts = np.array([np.isfinite(v).sum(axis=0) for v in panel.values])
+    z = np.where(counts >= MIN_OWN_SCALE, np.abs(panel.means - panel.mean) / panel.scale, 0.0)
+    if z.max(initial=0.0) > _FAR_FROM_POPULATION:
+        channel = columns[int(np.argmax(z.max(axis=0)))]
+        warnings.warn(
+            f"y's level in {channel!r} is {z.max():.1f} standard deviations of the "
+            "pretraining panel from its mean: zero-shot forecasts assume a series drawn like "
+            "the pretraining ones (they are pulled towards its level, and their intervals "
+            "are calibrated on its subjects). Pretrain on series like y, or fit y without "
+            "pretrain.",
+            UserWarning,
+            stacklevel=5,  # the user's fit, through sktime's fit, _fit and _fit_core
+        )
 
 
 def check_update(y: pd.DataFrame, series: dict[Hashable, pd.DataFrame], kind: str) -> None:

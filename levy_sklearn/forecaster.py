@@ -35,6 +35,7 @@ from ._series_training import (
     pretrain_calibrated,
     series_panel,
     train_network,
+    warn_far_from_population,
 )
 from ._time_axis import TimeAxis
 from .training import LevyNeuralNet
@@ -443,8 +444,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         else:
             # Zero-shot: the calibration across subjects made by pretrain; a series
             # calibrated on its own (calibration_fraction > 0) only ever widens it.
-            self.net_ = pretrained
-            self.calibration_ = self.pretrained_calibration_
+            self.net_, self.calibration_ = pretrained, self.pretrained_calibration_
+            warn_far_from_population(panel, self.pretrained_columns_)
             if self.calibration_fraction_ > 0:
                 own = calibrated_on(self.net_, plan, ranked, "held_out", seed, anchored=True)
                 self.calibration_ = self.calibration_.at_least(own)
@@ -485,8 +486,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         return pd.DataFrame(mean, index=rows, columns=self._get_columns("predict"))
 
     def _predict_var(self, fh, X=None, cov=False):
-        """Predictive variances: the model's times the calibrated second moment of the
-        σ-normalised error (see ``calibration_``)."""
+        """Predictive variances: the model's times the calibrated (``calibration_``) factor."""
         if cov:
             raise NotImplementedError(
                 "LevyForecaster returns marginal variances only; call predict_var(cov=False)."

@@ -15,7 +15,7 @@ _MAX_MAGNITUDE = 1e150
 # A channel of a series is standardised by its own spread from this many observations on,
 # by the population's below (see own_scaling): the standard deviation of n draws is off by
 # about 1/sqrt(2n), a fifth at 10.
-_MIN_OWN_SCALE = 10
+MIN_OWN_SCALE = 10
 
 
 def column_scaling(
@@ -128,7 +128,7 @@ def own_scaling(
     scale's floor and hide its errors from the loss. A spread read off a few observations is
     noise, and σ would follow it (two observations of a new subject one small step apart
     gave a third of the σ of one observation), so a channel with fewer than
-    ``_MIN_OWN_SCALE`` observations (or no spread) takes the population's scale, and a
+    ``MIN_OWN_SCALE`` observations (or no spread) takes the population's scale, and a
     channel never observed its mean.
 
     Parameters
@@ -154,7 +154,7 @@ def own_scaling(
     n_observed = np.isfinite(values).sum(axis=0)
     return (
         np.where(n_observed > 0, mean, population_mean),
-        np.where((n_observed >= _MIN_OWN_SCALE) & _has_spread(values), scale, population_scale),
+        np.where((n_observed >= MIN_OWN_SCALE) & _has_spread(values), scale, population_scale),
     )
 
 

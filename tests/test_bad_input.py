@@ -660,7 +660,7 @@ def test_forecaster_fitted_after_pretrain_on_other_spacing_warns():
         warnings.simplefilter("error")
         f.fit(hourly(seed=9))
         f.fit(hourly(seed=9).iloc[:1])
-        f.fit(pd.Series(np.arange(6.0), index=visits, name="y"))
+        f.fit(pd.Series(np.sin(np.arange(6.0)), index=visits, name="y"))  # at the panel's level
 
 
 def test_forecaster_warns_about_a_series_never_observed():
@@ -835,3 +835,16 @@ def test_pretraining_does_not_depend_on_the_order_of_the_panels_series():
     a = LevyForecaster(**TINY_FC).pretrain(panel).fit(new)
     b = LevyForecaster(**TINY_FC).pretrain(backwards).fit(new)
     pd.testing.assert_frame_equal(a.predict_interval(fh=[1, 2]), b.predict_interval(fh=[1, 2]))
+
+
+def test_a_new_series_far_outside_the_pretraining_panel_warns():
+    # Zero-shot forecasts are pulled towards the pretraining panel's level where that
+    # forecast its held-out subjects better: a series ten standard deviations away got
+    # 90 % intervals covering 0.08, silently.
+    panel = pd.concat({k: hourly(seed=k).to_frame() for k in range(6)})
+    f = LevyForecaster(**TINY_FC).pretrain(panel)
+    with pytest.warns(UserWarning, match="standard deviations of the pretraining panel"):
+        f.fit(hourly(seed=9).to_frame() + 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f.fit(hourly(seed=9).to_frame())
