@@ -92,8 +92,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         spaced series, no cap on regular ones.
     calibration_fraction : float or "auto", default="auto"
         Share of each series' span held out to calibrate σ (split conformal, per channel and
-        lead, every coverage level); ``"auto"``: a tenth where it holds ≥ 1,000
-        observations, none otherwise. After ``pretrain`` it can only widen σ.
+        lead, every coverage level); ``"auto"``: a tenth where the tenths hold ≥ 1,000
+        values in all (series, channels), none otherwise. After ``pretrain`` only widens σ.
     calibration_folds : int in [1, 5] or "auto", default="auto"
         ``pretrain`` calibrates σ on this many of five seeded folds of whole series, each
         forecast by a network trained without it; ``"auto"``: 5 below 100 series, else 1.
