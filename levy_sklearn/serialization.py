@@ -1335,6 +1335,9 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
         if device is not None:
             params["device"] = device
         estimator = cls(**params)
+        # fit checks hyperparameters, a loaded model is not fitted again: check them here
+        # (a max_epochs of "10" loaded, and failed at the first warm fit or update).
+        estimator._check_params()
     except (TypeError, ValueError) as err:
         raise _refuse(f"the hyperparameters are not valid for {key} ({err}).") from err
     estimator.__dict__.update(attributes)

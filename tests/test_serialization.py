@@ -612,6 +612,10 @@ REFUSALS = {
         lambda d: _edit_state(d, _set([*NET, "params", "optimizer"], {"$symbol": "os.system"})),
         "unknown class or function",
     ),
+    "hyperparameter of the wrong type": (
+        lambda d: _edit_state(d, _set(["params", "max_epochs"], "10")),
+        "hyperparameters are not valid.*max_epochs='10'",
+    ),
     "missing hyperparameter": (
         lambda d: _edit_state(d, _del(["params", "d_model"])),
         "schema mismatch",
