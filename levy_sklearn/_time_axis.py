@@ -288,10 +288,9 @@ _SEASON_SPAN = {
     "Q": _YEAR,
     "QS": _YEAR,
     "QE": _YEAR,
+    # pandas >= 3's day is a calendar day, not a fixed step; hours are read by length.
     "D": pd.Timedelta(days=7),
     "B": pd.Timedelta(days=7),
-    "h": pd.Timedelta(days=1),
-    "H": pd.Timedelta(days=1),
 }
 
 
@@ -452,23 +451,24 @@ class TimeAxis:
                 "two: series sampled about once per unit cannot show it. Pass "
                 "seasonal_period=None (or 1) for no season, or a period of at least 2 units."
             )
-        context = span_in_units(context_length, unit, "context_length")
-        if period is not None and context < MIN_SEASONS * period and given_period:
-            warnings.warn(
-                f"context_length spans {context:.3g} time units, fewer than {MIN_SEASONS} "
-                f"seasonal periods of {period:.3g}: windows cannot see the season, so none "
-                "is removed. Lengthen context_length, or pass seasonal_period=None.",
-                UserWarning,
-                stacklevel=6,  # the user's fit, through sktime's fit and _fit
-            )
-        return cls(
+        axis = cls(
             kind,
             unit,
-            context,
+            span_in_units(context_length, unit, "context_length"),
             span_in_units(max_horizon, unit, "max_horizon"),
             period,
             time_origin(indexes),
         )
+        if given_period and period is not None and not axis.removes_season():
+            warnings.warn(
+                f"context_length spans {axis.context_span:.3g} time units, fewer than "
+                f"{MIN_SEASONS} seasonal periods of {period:.3g}: windows cannot see the "
+                "season, so none is removed. Lengthen context_length, or pass "
+                "seasonal_period=None.",
+                UserWarning,
+                stacklevel=6,  # the user's fit, through sktime's fit and _fit
+            )
+        return axis
 
     def removes_season(self) -> bool:
         """Whether windows remove a season: a seasonal period that the context spans at least
