@@ -13,6 +13,8 @@ methods.
 
 from __future__ import annotations
 
+import zipfile
+
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
@@ -187,6 +189,49 @@ class ForecastOutputs:
         ((2, 3), True)
         """
         return super().predict_quantiles(fh=fh, X=X, alpha=_levels(alpha, "alpha"))
+
+    @classmethod
+    def load_from_path(cls, serial):
+        """sktime's loader of its own ``save`` format (a pickle in a zip), refusing a
+        levy-sklearn model file by name.
+
+        The two formats share the ``.zip`` suffix; sktime's loader failed on a
+        :func:`levy_sklearn.serialization.save` file with a ``KeyError`` from inside
+        ``zipfile``. Such files are read by :func:`levy_sklearn.serialization.load`, which
+        never unpickles; this method unpickles, so load only files you trust with it.
+
+        Parameters
+        ----------
+        serial : str or path-like
+            A file written by ``save(path)`` of the estimator (sktime's format).
+
+        Returns
+        -------
+        LevyForecaster
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> from levy_sklearn.serialization import save
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.levy.zip"
+        >>> save(LevyForecaster(), path)
+        >>> LevyForecaster.load_from_path(path)
+        Traceback (most recent call last):
+        ...
+        ValueError: ... is a levy-sklearn model file: read it with ...
+        """
+        if zipfile.is_zipfile(serial):
+            with zipfile.ZipFile(serial) as archive:
+                names = set(archive.namelist())
+            if "_obj" not in names and "manifest.json" in names:
+                raise ValueError(
+                    f"{str(serial)!r} is a levy-sklearn model file: read it with "
+                    "levy_sklearn.serialization.load(path), which never unpickles (sktime's "
+                    "load_from_path reads the pickle that the estimator's own save writes)."
+                )
+        return super().load_from_path(serial)
 
 
 def _levels(levels: object, name: str) -> float | list[float] | None:

@@ -198,14 +198,22 @@ class SigmaNormalisedScore(BaseRegressionScore):
         super().__init__(sym=True, consistency_check=False)
         self.sigma_estimator = sigma_estimator
 
-    def _sigma(self, X: ArrayLike | None) -> NDArray:
+    def _sigma(self, X: ArrayLike | None, calibration: bool) -> NDArray:
         if X is None:
             raise ValueError("SigmaNormalisedScore needs X to read σ from; MAPIE passes it.")
         if self.sigma_estimator is not None:
             _, sigma = self.sigma_estimator.predict(X, return_std=True)
         else:
             sigma = MomentsRegressor._moments(X)[:, 1]
-        return np.maximum(np.asarray(sigma, dtype=np.float64), _SIGMA_FLOOR)
+        sigma = np.asarray(sigma, dtype=np.float64)
+        # A negative σ (raw features read as [mean, std] rows) gave intervals of any width.
+        _check_std(
+            sigma,
+            calibration,
+            "without sigma_estimator, X must be MomentsRegressor's [mean, std] rows; "
+            "to score raw features pass sigma_estimator=<the fitted regressor>.",
+        )
+        return np.maximum(sigma, _SIGMA_FLOOR)
 
     def get_signed_conformity_scores(
         self, y: ArrayLike, y_pred: ArrayLike, X: ArrayLike | None = None, **kwargs
@@ -236,7 +244,7 @@ class SigmaNormalisedScore(BaseRegressionScore):
         >>> SigmaNormalisedScore().get_signed_conformity_scores([1.0, -1.0], X[:, 0], X=X)
         array([ 1. , -0.5])
         """
-        return (np.asarray(y, dtype=np.float64) - np.asarray(y_pred)) / self._sigma(X)
+        return (np.asarray(y, dtype=np.float64) - np.asarray(y_pred)) / self._sigma(X, True)
 
     def get_estimation_distribution(
         self,
@@ -272,7 +280,7 @@ class SigmaNormalisedScore(BaseRegressionScore):
         array([ 1., -1.])
         """
         y_pred = np.asarray(y_pred, dtype=np.float64)
-        sigma = self._sigma(X)
+        sigma = self._sigma(X, False)
         # MAPIE passes bounds as (n_samples, n_levels) against quantiles of (1, n_levels).
         if y_pred.ndim == 2:
             sigma = sigma[:, None]
@@ -290,12 +298,14 @@ def _checked_moments(mean: NDArray, std: NDArray, calibration: bool = False) -> 
     it; it was floored at 1e-12 and gave scores of 1e12)."""
     if not np.isfinite(mean).all():
         raise ValueError("mean holds NaN or infinite values; pass the model's finite means.")
+    _check_std(std, calibration, "pass predicted standard deviations, not variances or residuals.")
+
+
+def _check_std(std: NDArray, calibration: bool, fix: str) -> None:
+    """Refuse a std that is not finite or is negative (zero too on a calibration set)."""
     floor = "positive" if calibration else "non-negative"
     if not np.isfinite(std).all() or (std <= 0 if calibration else std < 0).any():
-        raise ValueError(
-            f"std must be finite and {floor}; pass predicted standard deviations, not "
-            "variances or residuals."
-        )
+        raise ValueError(f"std must be finite and {floor}; {fix}")
 
 
 def _calibration_columns(

@@ -141,8 +141,13 @@ def gaussian_crps(
     mu = _broadcast_like(as_finite(mean, "mean"), y.shape, "mean", "y_true")
     sigma = _broadcast_like(as_finite(std, "std"), y.shape, "std", "y_true")
     _check_positive_std(sigma)
-    z = (y - mu) / sigma
-    crps = sigma * (z * (2.0 * stats.norm.cdf(z) - 1.0) + 2.0 * stats.norm.pdf(z) - _INV_SQRT_PI)
+    # σ·z·(2Φ(z) − 1) written as (y − μ)(2Φ(z) − 1): a σ so small that z overflows to ±inf
+    # then gives the limit |y − μ| (σ·z was inf · 0 or inf there).
+    with np.errstate(over="ignore", divide="ignore"):
+        z = (y - mu) / sigma
+        crps = (y - mu) * (2.0 * stats.norm.cdf(z) - 1.0) + sigma * (
+            2.0 * stats.norm.pdf(z) - _INV_SQRT_PI
+        )
     return _reduce(crps, reduce)
 
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils import Bunch
+from sklearn.utils import Bunch, assert_all_finite
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -59,16 +59,26 @@ _MAX_WEIGHT_RATIO = 1e12
 _PREDICT_CHUNK = 16_384
 
 
+_NA_HINT = (
+    "pd.NA in a column of dtype object or string: give it a numeric dtype first, e.g. "
+    "X.astype('Float64') or pd.to_numeric, where NA in X reads as 'not observed' (every "
+    "target must be observed: drop the rows whose y is NA)."
+)
 # What to do about the input errors scikit-learn's validation raises (matched on its message).
 _INPUT_HINTS = {
     "Input X contains infinity": "±inf is not a measurement: replace it by NaN, which "
     "LevyAttentionRegressor reads as 'not observed', or by a finite value.",
-    "Input y contains NaN": "Every target must be observed: drop the rows whose y is NaN "
+    "Input y contains NaN": "Every target must be observed: drop the rows whose y is NaN or None "
     "(NaN is allowed in X only, where it means 'not observed').",
     "Input y contains infinity": "Targets must be finite: drop or clip the rows whose y is ±inf.",
     "could not convert": "X and y must be numeric: encode text or categorical columns first, "
     "e.g. with OneHotEncoder or OrdinalEncoder in a Pipeline.",
     "Complex data not supported": "Pass real and imaginary parts as separate real columns.",
+    # pandas' NA in an object or string column (numeric nullable dtypes convert it to NaN).
+    "NAType": _NA_HINT,
+    "boolean value of NA is ambiguous": _NA_HINT,
+    "setting an array element with a sequence": "Every cell must hold one number; expand "
+    "list- or array-valued columns into one column each.",
 }
 
 
@@ -78,11 +88,11 @@ def _explain_bad_input() -> Iterator[None]:
     data error would otherwise print the whole array)."""
     try:
         yield
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
         hint = next((h for key, h in _INPUT_HINTS.items() if key in str(err)), None)
         if hint is None:
             raise
-        raise ValueError(f"{str(err).splitlines()[0]} {hint}") from err
+        raise type(err)(f"{str(err).splitlines()[0]} {hint}") from err
 
 
 def _is_int(value: Any) -> bool:
@@ -358,8 +368,10 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
             of ``X`` and ``y``) counts in proportion to its weight. Rows of weight 0 are
             left out entirely; equal weights are the same as none. ``None`` weighs rows
             equally. Integer weights (summing to at most 10 times the number of rows) repeat
-            rows, so a weight of ``k`` is exactly ``k`` copies of the row; other weights
-            weigh each row's loss, which mini-batch training matches only on average.
+            rows, so a weight of ``k`` is exactly ``k`` copies of the row (and ``2 * w`` is
+            twice the rows, not the same fit); other weights weigh each row's loss after
+            division by their mean (only their ratios matter), which mini-batch training
+            matches only on average. See the FAQ.
 
         Returns
         -------
@@ -463,8 +475,10 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
                 reset=reset,
             )
             # y_numeric converts object arrays only: numbers as text (a CSV read as str)
-            # would fail in the scaling with numpy's ufunc error.
+            # would fail in the scaling with numpy's ufunc error. scikit-learn checks an
+            # object y for NaN before that conversion, which turns None into NaN: check again.
             y = y.astype(np.float64, copy=False)
+            assert_all_finite(y, input_name="y")
         check_magnitude(y)
         empty = np.flatnonzero(np.isnan(X).all(axis=0))
         if reset and empty.size:
@@ -488,7 +502,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
                     "rows that count."
                 )
             X, y, weights = X[keep], y[keep], weights[keep]
-            if weights.max() > _MAX_WEIGHT_RATIO * weights.min():
+            if weights.max() / _MAX_WEIGHT_RATIO > weights.min():  # no overflow near 1e308
                 # The weighted moments then come from a few rows alone, and the others'
                 # standardised targets overflow float32 (torch's error, a page of NaN).
                 raise ValueError(
@@ -496,10 +510,10 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
                     f"{_MAX_WEIGHT_RATIO:.0e} between its largest and smallest positive "
                     "weight; set the negligible weights to 0 to drop those rows."
                 )
-            counts = np.minimum(weights, np.iinfo(np.int64).max).astype(np.int64)
+            counts = np.minimum(weights, 2.0**62).astype(np.int64)  # castable, exactly
             if np.all(weights == weights[0]):
-                weights = None  # only ratios matter: the unweighted fit, bitwise
-            elif np.all(counts == weights) and counts.sum() <= _MAX_REPEAT * len(counts):
+                weights = None  # the unweighted fit, bitwise
+            elif np.all(counts == weights) and weights.sum() <= _MAX_REPEAT * len(counts):
                 # Integer weights are frequency weights: repeating the rows makes a weight
                 # of k exactly k copies (the loss over mini-batches and every random draw
                 # see the same rows), which a weighted loss can only match in expectation.

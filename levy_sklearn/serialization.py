@@ -542,6 +542,8 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
     TypeError
         If the estimator is of another class, or holds an attribute the format cannot
         encode (the message names it); nothing is written then.
+    IsADirectoryError, FileNotFoundError
+        If ``path`` is a folder, or its folder does not exist.
 
     See Also
     --------
@@ -590,6 +592,16 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
         path.write(data)
         return
     path = Path(path)
+    # Checked here: the atomic write's errors would name its temporary file instead.
+    if path.is_dir():
+        raise IsADirectoryError(
+            f"{str(path)!r} is a folder; pass a file path, e.g. {str(path / 'model.levy.zip')!r}."
+        )
+    if not path.parent.is_dir():
+        raise FileNotFoundError(
+            f"The folder {str(path.parent)!r} does not exist; create it first, e.g. "
+            "Path(path).parent.mkdir(parents=True)."
+        )
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:

@@ -92,6 +92,38 @@ def test_regressor_fit_rejects_bad_data_with_the_fix(X, y, message):
         LevyAttentionRegressor(**TINY_REG).fit(X, y)
 
 
+@pytest.mark.parametrize(
+    "y",
+    [
+        [None, 1.0, 2.0, 3.0, 4.0],
+        np.array([1.0, None, 2.0, 3.0, 4.0], dtype=object),
+        pd.Series([None] * 5, dtype=object),
+    ],
+    ids=["list", "object-array", "all-none-series"],
+)
+def test_regressor_none_in_y_is_a_missing_target_not_a_row_fitted_on_nan(y):
+    # scikit-learn checks an object y before converting it: None passed, was fitted on as
+    # NaN (an all-None y fitted and predicted).
+    with pytest.raises(ValueError, match="y contains NaN.*drop the rows whose y is NaN or None"):
+        LevyAttentionRegressor(**TINY_REG).fit(np.ones((5, 2)), y)
+
+
+@pytest.mark.parametrize("where", ["X-object", "X-string", "y-object"])
+def test_regressor_pandas_na_in_text_columns_names_the_dtype_fix(where):
+    X = pd.DataFrame({"a": np.arange(6.0), "b": np.arange(6.0) ** 2})
+    y = np.arange(6.0)
+    if where == "X-object":
+        X = X.astype(object)
+        X.iloc[0, 1] = pd.NA
+    elif where == "X-string":
+        X["c"] = pd.array(["1.0", None] * 3, dtype="string")
+    else:
+        y = pd.Series([pd.NA, *y[1:]], dtype=object)
+    # pandas' TypeError before ("float() argument must be ... not 'NAType'").
+    with pytest.raises(TypeError, match=r"pd\.NA in a column of dtype object.*Float64"):
+        LevyAttentionRegressor(**TINY_REG).fit(X, y)
+
+
 def test_regressor_complex_error_does_not_print_the_array():
     with pytest.raises(ValueError) as err:
         LevyAttentionRegressor(**TINY_REG).fit(np.ones((50, 2)) + 1j, np.arange(50.0))

@@ -242,3 +242,23 @@ def test_new_moments_with_a_negative_std_are_refused():
         GaussianIntervals().interval(0.0, -1.0, 0.9)  # gave lower > upper
     lower, upper = GaussianIntervals().interval(np.zeros(2), np.zeros(2), 0.9)
     np.testing.assert_array_equal([lower, upper], np.zeros((2, 2)))  # σ = 0: the mean
+
+
+def test_mapie_score_refuses_a_sigma_no_interval_can_come_from():
+    # A negative σ (raw features taken as [mean, std] rows) was floored at 1e-12: scores
+    # of 1e12 and intervals of ±1e12 beside ones of ±1.2, without a word.
+    from mapie.regression import SplitConformalRegressor
+
+    rng = np.random.default_rng(0)
+    moments = np.column_stack([np.zeros(200), rng.normal(size=200)])
+    mapie = SplitConformalRegressor(
+        MomentsRegressor(),
+        confidence_level=0.9,
+        conformity_score=SigmaNormalisedScore(),
+        prefit=True,
+    )
+    with pytest.raises(ValueError, match="std must be finite and positive.*sigma_estimator"):
+        mapie.conformalize(moments, rng.normal(size=200))
+    mapie.conformalize(np.abs(moments), rng.normal(size=200))
+    with pytest.raises(ValueError, match="std must be finite and non-negative"):
+        mapie.predict_interval(np.array([[0.0, 1.0], [0.0, -1.0]]))

@@ -1,5 +1,7 @@
 """levy_sklearn.metrics against independent references: quadrature, O(m²) sums, scipy."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -316,3 +318,12 @@ def test_gaussian_interval_takes_a_list_of_coverages_on_a_trailing_axis():
 def test_check_coverage_names_the_problem(coverage, message):
     with pytest.raises(ValueError, match=message):
         check_coverage(coverage)
+
+
+@pytest.mark.parametrize("std", [1e-300, 1e-310, 1e-320])
+def test_gaussian_crps_of_a_vanishing_std_is_the_point_mass_error(std):
+    # A point mass's CRPS is |y − μ|; a subnormal σ gave inf (σ·z overflowed) with a warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        crps = gaussian_crps([1.0, -2.0, 0.0], 0.0, std, reduce=False)
+    np.testing.assert_allclose(crps, [1.0, 2.0, 0.0], atol=1e-12)

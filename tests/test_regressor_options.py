@@ -77,6 +77,18 @@ def test_zero_weight_is_removing_the_row_and_equal_weights_are_none():
     np.testing.assert_array_equal(twos, plain)
 
 
+def test_fractional_weights_matter_by_their_ratios_even_near_the_float_limit():
+    X, y = table(30)
+    w = np.r_[0.5, np.ones(29)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 1e300 weights overflowed a check and a cast
+        huge = LevyAttentionRegressor(**TINY_REG).fit(X, y, sample_weight=2e300 * w)
+    half = LevyAttentionRegressor(**TINY_REG).fit(X, y, sample_weight=w / 4)
+    plain = LevyAttentionRegressor(**TINY_REG).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(huge.predict(X), plain.predict(X))
+    np.testing.assert_array_equal(half.predict(X), plain.predict(X))
+
+
 def test_weights_pull_the_fit_toward_the_weighted_least_squares_line():
     # Half the rows say y = x, half y = -x; weighting the second half 3:1 moves the
     # mean-square fit to the weighted least-squares slope (numpy's as the reference).

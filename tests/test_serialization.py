@@ -745,3 +745,20 @@ def test_a_missing_file_raises_file_not_found(tmp_path):
     # It was a ValueError, which a script's `except FileNotFoundError` did not catch.
     with pytest.raises(FileNotFoundError):
         load(tmp_path / "no such model.levy.zip")
+
+
+def test_save_to_a_folder_or_into_a_missing_folder_names_the_path(regressor, tmp_path):
+    # The atomic write's errors named its temporary file ('.../tmpw93vbns4.tmp').
+    with pytest.raises(IsADirectoryError, match=r"is a folder; pass a file path"):
+        save(regressor, tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"folder '.*no such folder' does not exist"):
+        save(regressor, tmp_path / "no such folder" / "model.levy.zip")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sktime_loader_refuses_a_model_file_and_names_load(forecasters, tmp_path):
+    # sktime's load_from_path failed with "There is no item named '_obj' in the archive".
+    path = tmp_path / "model.levy.zip"
+    save(forecasters["series"], path)
+    with pytest.raises(ValueError, match=r"levy-sklearn model file.*serialization\.load"):
+        LevyForecaster.load_from_path(path)
