@@ -72,10 +72,18 @@ def in_key_order(
     return [series[i] for i in key_order([key for key, _ in series])]
 
 
+# What answers a channel with no observed value.
+_NO_DATA = {
+    False: "the network's prior alone",
+    True: "the pretraining population's mean and spread",
+}
+
+
 def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> None:
     """Refuse ``y`` without rows, and warn, naming them, about columns with no observed
-    value: the network answers them from its prior alone, which is a number, not a forecast
-    from data."""
+    value: the network answers them from its prior alone (after ``pretrain``, the population
+    does: see :func:`~levy_sklearn._series_forecasts.series_forecasts`), which is a number,
+    not a forecast from data."""
     if y.empty:  # after pretrain nothing else stops it, and predict failed in an IndexError
         raise ValueError(
             f"{what} has no rows: pass the history to forecast from (at least one observation)."
@@ -87,7 +95,7 @@ def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> Non
         if not seen.all():
             warnings.warn(
                 f"Series {list(seen.index[~seen])[:5]} of {what} have no observed value (all "
-                "NaN): they are forecast from the network's prior alone, not from data.",
+                f"NaN): they are forecast from {_NO_DATA[pretrained]}, not from data.",
                 UserWarning,
                 stacklevel=4,
             )
@@ -95,7 +103,7 @@ def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> Non
     if not empty:
         return
     if pretrained:  # the pretrained channels must all be there: dropping is no option
-        advice = "with the prior's σ, until they are observed (update)."
+        advice = "until they are observed (update)."
     else:
         advice = (
             f"not from data. Drop them, e.g. y.drop(columns={empty!r}), unless they are "
@@ -103,7 +111,7 @@ def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> Non
         )
     warnings.warn(
         f"Column(s) {empty} of {what} have no observed value (all NaN): they are forecast "
-        f"from the network's prior alone, {advice}",
+        f"from {_NO_DATA[pretrained]}, {advice}",
         UserWarning,
         stacklevel=4,
     )

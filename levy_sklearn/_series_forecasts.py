@@ -25,9 +25,11 @@ from .uncertainty import LeadCalibration, to_data_units, window_forecasts
 class SeriesForecasts(NamedTuple):
     """Forecasts of fitted series, ``(n_rows, n_channels)`` each, columns in the order of the
     outputs: the rows' index, the mean, the calibrated variance, the model's σ (before
-    calibration: intervals scale it by the calibrated quantiles), the lead and the
+    calibration: intervals scale it by the calibrated quantiles), the lead, the
     calibration's row of every forecast (its network channel, and its samples-ahead group;
-    see :meth:`~levy_sklearn.uncertainty.LeadCalibration.rows`)."""
+    see :meth:`~levy_sklearn.uncertainty.LeadCalibration.rows`) and whether it is of a
+    channel its series has never shown (forecast by the population, see
+    :func:`series_forecasts`)."""
 
     rows: pd.Index
     mean: np.ndarray
@@ -35,6 +37,7 @@ class SeriesForecasts(NamedTuple):
     sd: np.ndarray
     lead: np.ndarray
     group: np.ndarray
+    unseen: np.ndarray
 
 
 def series_forecasts(
@@ -65,6 +68,12 @@ def series_forecasts(
     units², calibrated like the variance) and the ``noise`` variance, ``(n_rows,
     n_channels[, n_heads])``. Forecast times before a series' first observation (no
     context: the network's prior answers) are forecast with a warning.
+
+    After ``pretrain``, a channel a series has never shown is forecast by the population:
+    its mean, with its scale as σ, calibrated by the pretraining panel's spread about it
+    (:func:`~levy_sklearn.uncertainty.population_spread`). The network never saw a subject
+    without a channel that every pretraining subject showed, and its σ there was 2–3 times
+    the population's (90 % coverage 0.99–1.00).
     """
     axis, keys, frames = spec.axis, list(series), list(series.values())
     channel_mean, series_mean, series_scale = scaling
@@ -88,9 +97,16 @@ def series_forecasts(
         times, values, at, population if anchored else None
     )
     f = window_forecasts(net, windows, where, at, calibration, axis.horizon_span, n_ch, population)
+    unseen = np.zeros(f.mean.shape, bool)
+    if anchored and calibration.unseen_quantiles is not None:
+        # Such a channel's series units are the population's: its mean 0, its scale 1.
+        never = np.array([~np.isfinite(v).any(axis=0) for v in values])
+        unseen[:] = never[:, None, :]
+    f_mean = np.where(unseen, population[:, None, :], f.mean)
+    f_var = np.where(unseen, 1.0, f.variance)
     # Back to data units, each series by its own standardisation.
     scale, loc = series_scale[:, None], series_mean[:, None]
-    mean, var = to_data_units(f.mean, f.variance, loc, scale)
+    mean, var = to_data_units(f_mean, f_var, loc, scale)
     if keys == [None]:
         rows = indexes[0]
     else:
@@ -113,6 +129,7 @@ def series_forecasts(
         var.reshape(shape),
         f.lead.reshape(shape),
         f.group.reshape(shape),
+        unseen.reshape(shape),
         order,
         calibration,
         diagnostics,
@@ -125,6 +142,7 @@ def _calibrated(
     var: np.ndarray,
     lead: np.ndarray,
     group: np.ndarray,
+    unseen: np.ndarray,
     order: list[int],
     calibration: LeadCalibration,
     diagnostics: dict | None,
@@ -132,9 +150,10 @@ def _calibrated(
     """The forecasts with their channels in output ``order`` and the variance (and the
     ``diagnostics``) scaled by the calibrated second moment of the σ-normalised error."""
     mean, var, lead, group = mean[:, order], var[:, order], lead[:, order], group[:, order]
-    factor = calibration.variance_factor(group, lead)
+    unseen = unseen[:, order]
+    factor = calibration.variance_factor(group, lead, unseen)
     if diagnostics is not None:
         diagnostics["evidence"] = diagnostics["evidence"][:, order]
         diagnostics["disagreement"] = diagnostics["disagreement"][:, order] * factor[..., None]
         diagnostics["noise"] = diagnostics["noise"][:, order] * factor
-    return SeriesForecasts(rows, mean, var * factor, np.sqrt(var), lead, group)
+    return SeriesForecasts(rows, mean, var * factor, np.sqrt(var), lead, group, unseen)

@@ -25,6 +25,7 @@ from .uncertainty import (
     calibrate,
     calibrate_across_series,
     held_out_forecasts,
+    population_spread,
 )
 from .validation import MIN_OWN_SCALE, own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
@@ -406,9 +407,21 @@ def pretrain_calibrated(
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     """The pretrained network and its calibration across subjects (``calibration_folds``,
     see :func:`~levy_sklearn.uncertainty.calibrate_across_series`; ``train`` makes a
-    network from windows). A panel too small to hold series out is calibrated on the last
-    tenth of each series' span, with a warning (time points within a subject are not
-    exchangeable with a new subject)."""
+    network from windows), with the population's spread for channels a new subject has
+    never shown (:func:`~levy_sklearn.uncertainty.population_spread`). A panel too small to
+    hold series out is calibrated on the last tenth of each series' span, with a warning
+    (time points within a subject are not exchangeable with a new subject)."""
+    net, calibration = _pretrain_calibrated(panel, calibration_folds, seed, train)
+    spread = population_spread(panel.values, panel.population, panel.scales / panel.scale)
+    return net, calibration.with_unseen(*spread)
+
+
+def _pretrain_calibrated(
+    panel: Panel,
+    calibration_folds: int | str,
+    seed: int,
+    train: Callable[[SeriesWindows], LevyNeuralNet],
+) -> tuple[LevyNeuralNet, LeadCalibration]:
     n, n_channels = len(panel.times), panel.mean.size
     times, values = panel.times, panel.values
     if n < MIN_PANEL_TO_HOLD_OUT:

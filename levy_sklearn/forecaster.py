@@ -546,10 +546,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         """Rows and ``mean + side·q(coverage)·σ`` for every ``(coverage, side)`` of
         ``levels``, as ``(n_rows, n_channels · len(levels))`` (channel-major, like sktime's
         interval and quantile columns)."""
-        rows, mean, _, sd, lead, group = self._moments(fh)
-        values = [
-            mean + side * sd * self.calibration_.quantile(c, group, lead) for c, side in levels
-        ]
+        rows, mean, _, sd, lead, group, unseen = self._moments(fh)
+        q = self.calibration_.quantile
+        values = [mean + side * sd * q(c, group, lead, unseen) for c, side in levels]
         return rows, np.stack(values, axis=2).reshape(len(rows), -1)
 
     @classmethod

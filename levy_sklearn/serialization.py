@@ -63,10 +63,19 @@ _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PR
 # later pretrain trains; a calibration without centres is read by lead bin, one without
 # mean weights keeps the network's forecast, one without level weights pulls nowhere, and
 # one without samples-ahead edges has one group per channel, one without growth shares
-# floors beyond the horizon like a random walk, as they were).
+# floors beyond the horizon like a random walk, one without unseen quantiles forecasts a
+# channel a subject never showed with the network, as they were).
 _ADDED_SINCE_V1 = {
     "LevyForecaster": {"calibration_folds"},
-    "LeadCalibration": {"centres", "mean_weight", "level_weight", "ahead_edges", "growth"},
+    "LeadCalibration": {
+        "centres",
+        "mean_weight",
+        "level_weight",
+        "ahead_edges",
+        "growth",
+        "unseen_quantiles",
+        "unseen_second_moment",
+    },
 }
 
 
@@ -165,6 +174,8 @@ def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
                 "level_weight",
                 "ahead_edges",
                 "growth",
+                "unseen_quantiles",
+                "unseen_second_moment",
             ),
         ),
         "ConformalIntervals": (ConformalIntervals, ("_mean", "_std", "_y")),

@@ -22,6 +22,10 @@ distribution it reports in four steps, each written once here or named here:
    level; ``predict_var`` and ``predict_proba`` use the calibrated second moment (the
    Normal with the calibrated distribution's variance).
 
+After ``pretrain``, a channel a series has never shown skips steps 1–4: the population's
+mean with its scale as σ, calibrated by the pretraining panel's spread about that mean
+(:func:`population_spread`).
+
 The lead of a forecast is the time from its channel's last observation to the forecast time,
 in time units: a forecast across a gap, or of a channel silent for longer than the others, has
 a longer lead, and its interval is calibrated like other forecasts that far ahead.
@@ -43,6 +47,7 @@ True
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
@@ -54,7 +59,13 @@ if TYPE_CHECKING:  # annotations only: uncertainty sits below the training loop
     from .training import LevyNeuralNet
     from .windows import SeriesWindows
 
-__all__ = ["LeadCalibration", "horizon_floor", "samples_ahead", "to_data_units"]
+__all__ = [
+    "LeadCalibration",
+    "horizon_floor",
+    "population_spread",
+    "samples_ahead",
+    "to_data_units",
+]
 
 # The coverage levels at which conformal quantiles are stored; other levels interpolate the
 # ratio to the Normal quantile between them (and keep it beyond the ends).
@@ -199,6 +210,14 @@ class LeadCalibration:
         Per table row, the share in ``[0, 1]`` of the variance that keeps growing linearly
         beyond the training horizon (:func:`horizon_floor`; see :meth:`fit_forecasts`);
         ``None``: 1, a random walk's.
+    unseen_quantiles : ndarray of shape (n_channels, len(LEVELS)) or None, default=None
+        After ``pretrain``: the quantiles of ``|y − m| / s`` over the pretraining panel, with
+        ``m`` and ``s`` the population's mean and scale of the channel
+        (:func:`population_spread`), which calibrate the forecast of a channel a subject has
+        never shown (its population's level and scale; see the ``unseen`` argument of
+        :meth:`quantile`). ``None``: no such forecasts.
+    unseen_second_moment : ndarray of shape (n_channels,) or None, default=None
+        The mean square of those scores.
 
     Examples
     --------
@@ -220,6 +239,8 @@ class LeadCalibration:
         level_weight: np.ndarray | None = None,
         ahead_edges: np.ndarray | None = None,
         growth: np.ndarray | None = None,
+        unseen_quantiles: np.ndarray | None = None,
+        unseen_second_moment: np.ndarray | None = None,
     ) -> None:
         self.quantiles = np.asarray(quantiles, dtype=np.float64)
         self.second_moment = np.asarray(second_moment, dtype=np.float64)
@@ -231,6 +252,8 @@ class LeadCalibration:
         self.ahead_edges = np.empty(0) if ahead_edges is None else np.asarray(ahead_edges, float)
         rows = self.quantiles.shape[0]
         self.growth = np.ones(rows) if growth is None else np.asarray(growth, dtype=np.float64)
+        self.unseen_quantiles = _floats_or_none(unseen_quantiles)
+        self.unseen_second_moment = _floats_or_none(unseen_second_moment)
 
     @property
     def n_bins(self) -> int:
@@ -291,6 +314,8 @@ class LeadCalibration:
             rep(self.level_weight),
             ahead_edges,
             rep(self.growth),
+            self.unseen_quantiles,
+            self.unseen_second_moment,
         )
 
     @classmethod
@@ -398,15 +423,10 @@ class LeadCalibration:
         second = np.empty((n_channels, n_bins))
         n_scores = np.zeros((n_channels, n_bins), dtype=np.int64)
         for ch, b, members in _groups(channels, bins, n_channels, n_bins):
-            order = np.argsort(scores[members], kind="stable")
-            s, w = scores[members][order], weights[members][order]
-            cum = np.cumsum(w)
-            new = cum[-1] / np.unique(origins[members]).size
-            # A relative tolerance: unit weights must give exactly the unweighted ranks.
-            rank = np.searchsorted(cum, LEVELS * (cum[-1] + new) * (1 - 1e-12), side="left")
-            quantiles[ch, b] = _conformal_quantiles(s, rank)
-            second[ch, b] = np.average(s**2, weights=w)
-            n_scores[ch, b] = s.size
+            quantiles[ch, b], second[ch, b] = _weighted_conformal(
+                scores[members], weights[members], origins[members]
+            )
+            n_scores[ch, b] = members.sum()
         if ahead_edges is None or not ahead_edges.size:  # never narrower further ahead
             sigma = np.ones(second.shape) if typical_sigma is None else typical_sigma
             quantiles = np.maximum.accumulate(quantiles * sigma[..., None], axis=1)
@@ -632,6 +652,10 @@ class LeadCalibration:
         if self.ahead_edges.size != other.ahead_edges.size:  # one has groups: both get them
             edges = np.union1d(self.ahead_edges, other.ahead_edges)
             return self._grouped(edges).at_least(other._grouped(edges))
+        # A calibration of a series' own held-out data has no population to read.
+        unseen = (self.unseen_quantiles, self.unseen_second_moment)
+        if self.unseen_quantiles is None:
+            unseen = (other.unseen_quantiles, other.unseen_second_moment)
         if self.centres is not None and other.centres is not None:
             # On the union of the centres: both are linear between them, so the larger of
             # the two at each centre, read linearly, is at least either anywhere.
@@ -655,6 +679,7 @@ class LeadCalibration:
                 None if self.level_weight is None else self._read(self.level_weight, chans, at),
                 self.ahead_edges,
                 np.maximum(self.growth, other.growth),
+                *unseen,
             )
         mine, theirs = self._as_steps(), other._as_steps()
         edges = np.union1d(mine.edges, theirs.edges)
@@ -669,6 +694,8 @@ class LeadCalibration:
             level_weight=None if self.level_weight is None else self.level_weight[:, a],
             ahead_edges=self.ahead_edges,
             growth=np.maximum(self.growth, other.growth),
+            unseen_quantiles=unseen[0],
+            unseen_second_moment=unseen[1],
         )
 
     def _as_steps(self) -> LeadCalibration:
@@ -684,6 +711,8 @@ class LeadCalibration:
             self.n_scores,
             ahead_edges=self.ahead_edges,
             growth=self.growth,
+            unseen_quantiles=self.unseen_quantiles,
+            unseen_second_moment=self.unseen_second_moment,
         )
 
     def _bins(self, leads: np.ndarray) -> np.ndarray:
@@ -692,7 +721,13 @@ class LeadCalibration:
     def _read(self, table: np.ndarray, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
         return _read_at(table, channels, leads, self.edges, self.centres)
 
-    def quantile(self, coverage: float, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
+    def quantile(
+        self,
+        coverage: float,
+        channels: np.ndarray,
+        leads: np.ndarray,
+        unseen: np.ndarray | None = None,
+    ) -> np.ndarray:
         """The calibrated half-width in units of σ of the central interval at ``coverage``.
 
         Parameters
@@ -701,6 +736,9 @@ class LeadCalibration:
             In ``(0, 1)``.
         channels, leads : ndarray of the same shape
             Channel and lead of each forecast.
+        unseen : ndarray of bool of the same shape or None, default=None
+            Forecasts of a channel the subject has never shown, whose σ is the
+            population's scale: read from ``unseen_quantiles`` (where there are some).
 
         Returns
         -------
@@ -713,23 +751,20 @@ class LeadCalibration:
         >>> LeadCalibration.identity(1).quantile(0.5, np.array([0]), np.array([1.0])).round(3)
         array([0.674])
         """
-        z, z_levels = norm.ppf(0.5 + coverage / 2), _NORMAL_AT_LEVELS
-        if coverage < LEVELS[0] or coverage > LEVELS[-1]:  # keep the end's ratio to the Normal
-            end = 0 if coverage < LEVELS[0] else -1
-            q = z * self.quantiles[..., end] / z_levels[end]
-        else:
-            # Linear in the Normal quantile between stored levels: exact for the Normal, and
-            # non-decreasing in coverage (nested intervals) as the stored quantiles are.
-            q = np.apply_along_axis(lambda r: np.interp(z, z_levels, r), -1, self.quantiles)
-        return self._read(q, channels, leads)
+        q = self._read(_at_coverage(self.quantiles, coverage), channels, leads)
+        return self._unseen(q, _at_coverage, coverage, channels, unseen)
 
-    def variance_factor(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
+    def variance_factor(
+        self, channels: np.ndarray, leads: np.ndarray, unseen: np.ndarray | None = None
+    ) -> np.ndarray:
         """The calibrated variance in units of σ² (the mean squared score).
 
         Parameters
         ----------
         channels, leads : ndarray of the same shape
             Channel and lead of each forecast.
+        unseen : ndarray of bool of the same shape or None, default=None
+            As for :meth:`quantile`.
 
         Returns
         -------
@@ -744,7 +779,141 @@ class LeadCalibration:
         >>> cal.variance_factor(np.array([0]), np.array([0.0]))
         array([4.])
         """
-        return self._read(self.second_moment, channels, leads)
+        factor = self._read(self.second_moment, channels, leads)
+        return self._unseen(factor, lambda table, _: table, None, channels, unseen)
+
+    def with_unseen(self, quantiles: np.ndarray, second_moment: np.ndarray) -> LeadCalibration:
+        """This calibration, calibrating the forecasts of channels a subject has never shown
+        by ``quantiles`` and ``second_moment`` (see :func:`population_spread`).
+
+        Parameters
+        ----------
+        quantiles : ndarray of shape (n_channels, len(LEVELS))
+        second_moment : ndarray of shape (n_channels,)
+
+        Returns
+        -------
+        LeadCalibration
+            A copy; this one is unchanged.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.uncertainty import LEVELS, LeadCalibration
+        >>> cal = LeadCalibration.identity(1).with_unseen(np.full((1, LEVELS.size), 3.0), [9.0])
+        >>> seen, unseen = np.array([0, 0]), np.array([False, True])
+        >>> cal.quantile(0.9, seen, np.zeros(2), unseen).round(3)  # the Normal's, then 3
+        array([1.645, 3.   ])
+        >>> cal.variance_factor(seen, np.zeros(2), unseen)
+        array([1., 9.])
+        """
+        new = copy.copy(self)
+        new.unseen_quantiles = _floats_or_none(quantiles)
+        new.unseen_second_moment = _floats_or_none(second_moment)
+        return new
+
+    def _unseen(
+        self,
+        values: np.ndarray,
+        read: Callable[[np.ndarray, float | None], np.ndarray],
+        coverage: float | None,
+        rows: np.ndarray,
+        unseen: np.ndarray | None,
+    ) -> np.ndarray:
+        """``values`` with the ``unseen`` forecasts' replaced by the unseen table (quantiles
+        or second moment, as ``read(table, coverage)`` gives it) of their channel."""
+        if unseen is None or self.unseen_quantiles is None or not np.any(unseen):
+            return values
+        table = self.unseen_quantiles if coverage is not None else self.unseen_second_moment
+        channel = np.asarray(rows, int) // self.n_groups
+        return np.where(unseen, read(table, coverage)[channel], values)
+
+
+def _at_coverage(table: np.ndarray, coverage: float) -> np.ndarray:
+    """``table`` (``[...,] len(LEVELS)``) read at ``coverage``: linear in the Normal quantile
+    between stored levels (exact for the Normal, and non-decreasing in coverage, nested
+    intervals, as the stored quantiles are), and the end's ratio to the Normal beyond."""
+    z, z_levels = norm.ppf(0.5 + coverage / 2), _NORMAL_AT_LEVELS
+    if coverage < LEVELS[0] or coverage > LEVELS[-1]:
+        end = 0 if coverage < LEVELS[0] else -1
+        return z * table[..., end] / z_levels[end]
+    return np.apply_along_axis(lambda r: np.interp(z, z_levels, r), -1, table)
+
+
+def _floats_or_none(a: np.ndarray | None) -> np.ndarray | None:
+    return None if a is None else np.asarray(a, dtype=np.float64)
+
+
+def _weighted_conformal(
+    scores: np.ndarray, weights: np.ndarray, origins: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """The weighted conformal quantiles of ``scores`` at :data:`LEVELS` and their weighted
+    mean square, a new forecast weighing what one of the ``origins`` weighs on average (see
+    :meth:`LeadCalibration._from_scores`)."""
+    order = np.argsort(scores, kind="stable")
+    s, w = scores[order], weights[order]
+    cum = np.cumsum(w)
+    new = cum[-1] / np.unique(origins).size
+    # A relative tolerance: unit weights must give exactly the unweighted ranks.
+    rank = np.searchsorted(cum, LEVELS * (cum[-1] + new) * (1 - 1e-12), side="left")
+    return _conformal_quantiles(s, rank), float(np.average(s**2, weights=w))
+
+
+def population_spread(
+    values: list[np.ndarray], population: np.ndarray, ratio: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """How far a pretraining panel's values lie from their population's level, for the
+    forecasts of a channel a subject has never shown.
+
+    Nothing of that subject tells where such a channel lies, and the network never saw a
+    subject without it (a dense channel is in every training context): the forecast is the
+    population's mean, with the population's scale ``s`` as σ, and its calibration the
+    conformal quantiles (at :data:`LEVELS`) and the mean square of ``|y − m| / s`` over
+    every observed value of the panel, each series weighing 1 per channel and a new subject
+    what one series weighs. A channel the panel never observed keeps the Normal's.
+
+    Parameters
+    ----------
+    values : list of ndarray of shape (n_times, n_channels)
+        Each series' standardised values (``NaN``: unobserved).
+    population : ndarray of shape (n_series, n_channels)
+        The population's mean in each series' standardised units.
+    ratio : ndarray of shape (n_series, n_channels)
+        Each series' scale over the population's.
+
+    Returns
+    -------
+    quantiles : ndarray of shape (n_channels, len(LEVELS))
+    second_moment : ndarray of shape (n_channels,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.uncertainty import population_spread
+    >>> rng = np.random.default_rng(0)
+    >>> values = [rng.normal(size=(50, 1)) for _ in range(40)]  # a standard Normal population
+    >>> q, m2 = population_spread(values, np.zeros((40, 1)), np.ones((40, 1)))
+    >>> float(m2[0].round(2))  # the Normal's mean square
+    1.0
+    >>> # 90 %: the Normal's 1.645 widened for one new subject among 40 (its 92 % quantile)
+    >>> float(q[0, 89].round(2))
+    1.74
+    """
+    n_channels = population.shape[1]
+    quantiles = np.tile(_NORMAL_AT_LEVELS, (n_channels, 1))
+    second = np.ones(n_channels)
+    for c in range(n_channels):
+        scores, weights, origins = [], [], []
+        for i, v in enumerate(values):
+            observed = v[np.isfinite(v[:, c]), c]
+            scores.append(np.abs(observed - population[i, c]) * ratio[i, c])
+            weights.append(np.full(observed.size, 1.0 / max(observed.size, 1)))
+            origins.append(np.full(observed.size, i))
+        if sum(a.size for a in scores):
+            quantiles[c], second[c] = _weighted_conformal(
+                *(np.concatenate(a) for a in (scores, weights, origins))
+            )
+    return quantiles, second
 
 
 def _conformal_quantiles(scores: np.ndarray, rank: np.ndarray) -> np.ndarray:

@@ -749,7 +749,7 @@ def test_forecaster_unobserved_channel_after_pretrain_is_not_told_to_drop_it():
     y = pd.DataFrame({"hr": hourly(), "temp": hourly(seed=1)})
     panel = pd.concat({k: y for k in "abcde"}, names=["patient", "time"])
     f = LevyForecaster(**TINY_FC).pretrain(panel)
-    with pytest.warns(UserWarning, match=r"\['temp'\] of y have no .*prior's σ") as record:
+    with pytest.warns(UserWarning, match=r"\['temp'\] of y have no .*population's mean") as record:
         f.fit(y.assign(temp=np.nan))
     assert not any("Drop them" in str(w.message) for w in record)
 
