@@ -65,17 +65,22 @@ _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PR
 # one without samples-ahead edges has one group per channel, one without growth shares
 # floors beyond the horizon like a random walk, one without unseen quantiles forecasts a
 # channel a subject never showed with the network, as they were).
+_LEAD_CALIBRATION_FIELDS = (
+    "quantiles",
+    "second_moment",
+    "edges",
+    "n_scores",
+    "centres",
+    "mean_weight",
+    "level_weight",
+    "ahead_edges",
+    "growth",
+    "unseen_quantiles",
+    "unseen_second_moment",
+)
 _ADDED_SINCE_V1 = {
     "LevyForecaster": {"calibration_folds"},
-    "LeadCalibration": {
-        "centres",
-        "mean_weight",
-        "level_weight",
-        "ahead_edges",
-        "growth",
-        "unseen_quantiles",
-        "unseen_second_moment",
-    },
+    "LeadCalibration": set(_LEAD_CALIBRATION_FIELDS[4:]),  # all but the first four
 }
 
 
@@ -162,22 +167,7 @@ def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
     from .uncertainty import LeadCalibration
 
     return {
-        "LeadCalibration": (
-            LeadCalibration,
-            (
-                "quantiles",
-                "second_moment",
-                "edges",
-                "n_scores",
-                "centres",
-                "mean_weight",
-                "level_weight",
-                "ahead_edges",
-                "growth",
-                "unseen_quantiles",
-                "unseen_second_moment",
-            ),
-        ),
+        "LeadCalibration": (LeadCalibration, _LEAD_CALIBRATION_FIELDS),
         "ConformalIntervals": (ConformalIntervals, ("_mean", "_std", "_y")),
     }
 
