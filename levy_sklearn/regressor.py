@@ -158,9 +158,13 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         If ``True`` and the estimator is fitted, ``fit`` continues training the fitted
         network on the rows it is given (e.g. new rows) for ``max_epochs`` more epochs,
         from its weights and optimiser state, with a new cosine learning-rate cycle. The
-        standardisation, ``feature_times`` and network shape of the first fit are kept
-        (changes to them are ignored), ``X`` must have the same columns and ``y`` the same
-        targets; ``conformal_`` is removed. ``False``: every ``fit`` starts afresh.
+        standardisation, ``feature_times``, network shape and training settings of the
+        first fit are kept: of the hyperparameters only ``max_epochs`` (bounded by
+        ``max_steps``) and ``verbose`` act on a continued fit (``lr``, ``batch_size``,
+        ``loss``, ``weight_decay``, dropouts, ``validation_fraction``, ``device`` and the
+        network's shape take effect at the next fit from scratch). ``X`` must have the
+        same columns and ``y`` the same targets; ``conformal_`` is removed. ``False``:
+        every ``fit`` starts afresh.
     <shared hyperparameters>
 
     Attributes
@@ -430,7 +434,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         self.n_layers_, self.value_embedding_ = self._architecture(len(X))
         resolved = {}
         n_valid = math.ceil(self.validation_fraction * len(X))
-        if n_valid < _MIN_VALIDATION_ROWS or len(X) - n_valid < 1:
+        if n_valid < _MIN_VALIDATION_ROWS and len(X) > n_valid:  # none left: fit says so
             resolved["validation_fraction"] = 0.0
         net = make_levy_net(
             self._network_spec(

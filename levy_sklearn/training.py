@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import threading
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -71,6 +72,8 @@ PREDICT_BATCH_BYTES = 8 * 2**20
 #: Key of the optional per-row weights in a token dict (see :class:`LevyNeuralNet`).
 SAMPLE_WEIGHT = "sample_weight"
 _SQRT_PI = math.sqrt(math.pi)
+# Targets scored by the trivial forecast after training (LevyNeuralNet.check_learned).
+_LEARNED_CHECK_ROWS = 100_000
 # Re-entrant: predict_moments (seeded) may run inside a seeded training block.
 _RNG_LOCK = threading.RLock()
 _TORCH_VERSION = tuple(int(part) for part in torch.__version__.split(".")[:2])
@@ -377,9 +380,48 @@ class LevyNeuralNet(NeuralNet):
 
     def _diverged(self, what: str) -> FloatingPointError:
         return FloatingPointError(
-            f"Training diverged: {what} (lr={self.lr:g}). Lower lr (e.g. ten times), or check "
-            "the data for extreme values."
+            f"Training diverged: {what} (lr={self.lr:g}, weight_decay="
+            f"{self.optimizer__weight_decay:g}). Lower lr (e.g. ten times) or weight_decay, or "
+            "check the data for extreme values."
         )
+
+    def check_learned(self, y: np.ndarray) -> None:
+        """Warn when training ended worse on its own data than the trivial forecast: the
+        targets' centre with unit spread (their standardised mean and scale, ``N(0, 1)`` in
+        the network's units), scored by the training loss. A diverged training need not
+        reach a non-finite loss: at ``lr=0.5`` a regressor ended at twice that forecast's
+        CRPS with σ a thousandth of y's spread, and at ``lr=1`` a forecaster's airline
+        forecasts were negative, without a word.
+
+        Parameters
+        ----------
+        y : ndarray
+            The training targets in the network's units (``NaN``: unobserved).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(50, 3))
+        >>> reg = LevyAttentionRegressor(max_epochs=5, random_state=0).fit(X, X[:, 0])
+        >>> reg.net_.check_learned((X[:, :1] - reg.y_mean_) / reg.y_scale_)  # silent
+        """
+        target = torch.as_tensor(np.asarray(y, dtype=np.float32)[:_LEARNED_CHECK_ROWS])
+        with torch.no_grad():
+            trivial = float(
+                self.criterion_(torch.zeros_like(target), torch.ones_like(target), target)
+            )
+        final = float(self.history[-1, "train_loss"])
+        if final > trivial + 0.5 * abs(trivial):
+            warnings.warn(
+                f"Training ended with a loss of {final:.3g} on its own data, worse than the "
+                f"{trivial:.3g} of forecasting the targets' standardised mean with unit "
+                f"spread: it diverged or stopped far too early (lr={self.lr:g}, "
+                f"max_epochs={self.max_epochs}). Lower lr (e.g. ten times), or raise "
+                "max_epochs.",
+                UserWarning,
+                stacklevel=2,
+            )
 
     def check_finite(self) -> None:
         """Refuse a net whose weights are NaN or infinite: its training diverged.
@@ -948,7 +990,7 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
         optimizer__param_groups=param_groups,
         lr=run.lr,
         max_epochs=run.epochs,
-        batch_size=run.batch_size,
+        batch_size=int(run.batch_size),  # torch's loader refuses a NumPy integer
         train_split=split,
         callbacks=callbacks,
         # Batches are indexed whole and only converted to tensors (see TokenDataset).
@@ -1012,9 +1054,11 @@ def fit_levy_net(
     >>> bool(np.array_equal(a.mean, b.mean))  # same seed, same model
     True
     """
+    _check_split(net, len(y))
     with seeded(random_state):
         net.fit(X, y)
     net.check_finite()
+    net.check_learned(y)
     net.module_.double()
     if net.criterion__loss == "mse":
         if net.train_split is None:
@@ -1023,6 +1067,17 @@ def fit_levy_net(
             _, valid = net.get_split_datasets(X, y)
             net.calibrate(take_tokens(X, valid.indices), y[valid.indices])
     return net
+
+
+def _check_split(net: LevyNeuralNet, n_rows: int) -> None:
+    """Refuse a validation split that leaves no row to train on (scikit-learn's split would
+    fail naming its own ``test_size``)."""
+    if net.train_split is not None and n_rows - math.ceil(net.train_split.cv * n_rows) < 1:
+        raise ValueError(
+            f"validation_fraction={net.train_split.cv:g} holds out every one of the {n_rows} "
+            "training rows (windows for a forecaster); lower it, or set it to 0 to train on "
+            "them all."
+        )
 
 
 def continue_levy_net(
@@ -1085,11 +1140,13 @@ def continue_levy_net(
     if verbose is not None:
         net.verbose = verbose
     if batch_size is not None:
-        net.batch_size = batch_size
+        net.batch_size = int(batch_size)
     net.module_.float()
+    _check_split(net, len(y))
     with seeded(random_state):
         net.partial_fit(X, y, epochs=epochs)
     net.check_finite()
+    net.check_learned(y)
     net.module_.double()
     if net.criterion__loss == "mse":
         net.calibrate(X, y)

@@ -171,13 +171,44 @@ def test_regressor_numbers_as_text_in_y_are_read_as_numbers():
         LevyAttentionRegressor(**TINY_REG).fit(X, np.where(y > 0, "high", "1.0"))
 
 
+def test_a_training_that_ends_worse_than_the_trivial_forecast_warns():
+    # lr=1: means of 24,000-32,000 for a y in [25, 341] and σ 1e6, without a word (the
+    # loss stayed finite); the trivial forecast is y's mean with y's spread.
+    X, y = table(200, seed=3)
+    y = 100 + 50 * y
+    with pytest.warns(UserWarning, match=r"Training ended with a loss of .* worse than .*lr=1\b"):
+        diverged = LevyAttentionRegressor(lr=1.0, max_epochs=3, random_state=0).fit(X, y)
+    assert diverged.score(X, y) < 0  # worse than y's mean indeed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert LevyAttentionRegressor(random_state=0).fit(X, y).score(X, y) > 0.5
+
+
+@pytest.mark.parametrize("model", ["regressor", "forecaster"])
+def test_numpy_integers_and_an_empty_training_split_are_read_or_named(model):
+    if model == "regressor":
+        data, make = table(200), LevyAttentionRegressor
+        fit = lambda m: m.fit(*data)  # noqa: E731
+    else:
+        data, make = hourly(), LevyForecaster
+        fit = lambda m: m.fit(data)  # noqa: E731
+    params = {**(TINY_REG if model == "regressor" else TINY_FC)}
+    fit(make(**{**params, "batch_size": np.int64(32)}))  # torch's loader refused it
+    # Every row held out: scikit-learn's "the resulting train set will be empty" before
+    # (the regressor silently trained without validation).
+    with pytest.raises(ValueError, match=r"validation_fraction=0.999 holds out every one"):
+        fit(make(**{**params, "validation_fraction": 0.999}))
+
+
 def test_regressor_diverged_training_is_an_error_naming_lr_not_nan_forecasts():
     # lr=0.5 with the NLL returned NaN predictions silently (and such a model saved but
     # could not be loaded); with CRPS, torch's Normal failed printing a page of tensor.
     X, y = table(200, seed=3)
     for params in ({"lr": 10.0}, {"lr": 10.0, "loss": "nll"}):
         model = LevyAttentionRegressor(**{**TINY_REG, "max_epochs": 10, **params})
-        with pytest.raises(FloatingPointError, match=r"Training diverged.*lr=10.*Lower lr"):
+        with pytest.raises(
+            FloatingPointError, match=r"Training diverged.*lr=10, weight_decay=.*Lower lr"
+        ):
             model.fit(X, 1e3 * y)
         with pytest.raises(NotFittedError):
             model.predict(X)
