@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy import integrate, stats
 
-from levy_sklearn.network import LevyNet
+from levy_sklearn.network import LevyNet, LinearLags
 from levy_sklearn.training import GaussianScore
 
 
@@ -251,3 +251,32 @@ def test_gaussian_scores_match_scipy():
     ref_crps = np.mean([crps_numeric(0.3, np.sqrt(0.5), 1.0), crps_numeric(-1, np.sqrt(2), -1.5)])
     assert GaussianScore("crps")(mean, var, y).item() == pytest.approx(ref_crps, rel=1e-7)
     assert GaussianScore("mse")(mean, var, y).item() == pytest.approx((0.49 + 0.25) / 2)
+
+
+@pytest.mark.parametrize("n_horizons", [1, 3, 12])
+def test_lags_read_the_hat_functions_of_the_horizons_around_each_query(n_horizons):
+    # Reference: every horizon's hat function at every query, summed (what the layer
+    # computed before, in a (batch, query, horizon) tensor that took gigabytes at a long
+    # max_horizon); queries at whole horizons, between them and beyond the last.
+    torch.manual_seed(0)
+    lags = LinearLags(n_channels=3, n_targets=2, n_lags=4, n_horizons=n_horizons)
+    with torch.no_grad():
+        lags.weight.normal_()
+    times, values = -6 * torch.rand(5, 7), torch.randn(5, 7)
+    channels, mask = torch.randint(0, 3, (5, 7)), torch.rand(5, 7) > 0.2
+    query_times = (n_horizons + 2) * torch.rand(5, 9)
+    query_times[0, :3] = torch.tensor([1.0, float(n_horizons), 0.5])
+    query_channels = torch.randint(0, 2, (5, 9))
+    shift = lags(times, channels, values, mask, query_times, query_channels)
+    grid = torch.arange(lags.weight.shape[-1], dtype=torch.float32)
+    hat = (1 - (times.unsqueeze(-1) + grid).abs()).clamp(min=0) * mask.unsqueeze(-1)
+    one_hot = torch.nn.functional.one_hot(channels, 3).float()
+    lagged = torch.einsum("blk,blc,bl->bck", hat, one_hot, values) / torch.einsum(
+        "blk,blc->bck", hat, one_hot
+    ).clamp(min=1e-6)
+    by_horizon = torch.einsum("thck,bck->bth", lags.weight, lagged)
+    by_query = torch.gather(by_horizon, 1, query_channels[..., None].expand(-1, -1, n_horizons))
+    at = query_times.clamp(1, n_horizons)[..., None]
+    horizons = torch.arange(1, n_horizons + 1, dtype=torch.float32)
+    expected = ((1 - (at - horizons).abs()).clamp(min=0) * by_query).sum(-1)
+    torch.testing.assert_close(shift, expected, rtol=1e-6, atol=1e-6)
