@@ -59,7 +59,11 @@ SHARED_DOCS = {
         """``"softmax"`` builds the baseline twin (standard attention and a variance head);
 its ``evidence`` and ``disagreement`` are zeros.""",
     ),
-    "dropout": ("float", "Dropout in the residual branches during training, in ``[0, 1)``."),
+    "dropout": (
+        "float",
+        "Dropout in the encoder blocks' residual branches during training, in ``[0, 1)`` "
+        "(no effect with ``n_layers=0``).",
+    ),
     "loss": (
         '{"crps", "nll", "beta_nll", "mse"}',
         """Training objective on standardised targets: closed-form Gaussian CRPS, Gaussian
@@ -151,9 +155,10 @@ def shared_docs(cls: type) -> type:
     return cls
 
 
-class _IntInterval(Interval):
-    """scikit-learn's ``Interval(Integral, ...)`` without booleans, which it accepts because
-    ``True`` is an ``Integral``: ``n_heads=True`` is a mistake, not one head."""
+class NumberInterval(Interval):
+    """scikit-learn's ``Interval`` without booleans, which it accepts because ``True`` is an
+    ``Integral`` (and a ``Real``): ``n_heads=True`` is a mistake, not one head, and
+    ``lr=True`` one of 1."""
 
     def is_satisfied_by(self, val: Any) -> bool:
         return not isinstance(val, bool | np.bool_) and super().is_satisfied_by(val)
@@ -161,7 +166,7 @@ class _IntInterval(Interval):
 
 def int_at_least(low: int = 1) -> list:
     """The constraint of an int hyperparameter ``>= low`` (booleans refused)."""
-    return [_IntInterval(Integral, low, None, closed="left")]
+    return [NumberInterval(Integral, low, None, closed="left")]
 
 
 class LevyHyperparameters:
@@ -195,16 +200,16 @@ class LevyHyperparameters:
         "n_windowed_heads": int_at_least(0),
         "n_layers": int_at_least(0),
         "attention": [StrOptions(set(ATTENTION_KINDS))],
-        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "dropout": [NumberInterval(Real, 0, 1, closed="left")],
         "loss": [StrOptions(set(LOSSES))],
-        "lr": [Interval(Real, 0, None, closed="neither")],
+        "lr": [NumberInterval(Real, 0, None, closed="neither")],
         "max_epochs": int_at_least(),
         "max_steps": [*int_at_least(), None],
         "batch_size": int_at_least(),
-        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "validation_fraction": [NumberInterval(Real, 0, 1, closed="left")],
         "patience": [*int_at_least(), None],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "observation_dropout": [Interval(Real, 0, 1, closed="both")],
+        "weight_decay": [NumberInterval(Real, 0, None, closed="left")],
+        "observation_dropout": [NumberInterval(Real, 0, 1, closed="both")],
         # Resolved (and refused with the fix) by training.check_device when the net is built.
         "device": ["no_validation"],
         "random_state": ["random_state"],

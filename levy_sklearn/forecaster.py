@@ -15,11 +15,11 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sktime.forecasting.base import BaseForecaster
 
 from ._forecast_outputs import ForecastOutputs
-from ._hyperparameters import LevyHyperparameters, int_at_least, shared_docs
+from ._hyperparameters import LevyHyperparameters, NumberInterval, int_at_least, shared_docs
 from ._normalisation import NORMALIZATIONS
 from ._panel import in_key_order, in_order, instances, sktime_ready, warn_unobserved
 from ._series_forecasts import SeriesForecasts, series_forecasts
@@ -103,11 +103,13 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     ar_order : int or "auto", default="auto"
         Order of a linear autoregression added to the mean (σ stays the Lévy layer's); "auto":
         13 on regular series, 0 else; capped (warning) at one lag per time unit of context.
+        Lag 0 is the last observation, 0 under ``normalization="last"``: order 1 adds nothing.
     refit_on_update : bool, default=False
         ``update(..., update_params=True)`` retrains on everything seen (recalibrates a
         pretrained network); otherwise ``update`` only extends the context.
     n_windowed_heads : int, default=2
-        Output-layer heads with a learned soft look-back window ending at the forecast time.
+        Output-layer heads with a learned soft look-back window ending at the forecast time
+        (Lévy attention only: no effect with ``attention="softmax"``).
     <shared hyperparameters>
 
     Attributes
@@ -212,9 +214,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         "max_tokens": int_at_least(1),
         "windows_per_series": int_at_least(1),
         "max_targets": [*int_at_least(1), StrOptions({"auto"})],
-        "calibration_fraction": [Interval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
+        "calibration_fraction": [NumberInterval(Real, 0, 1, closed="left"), StrOptions({"auto"})],
         "calibration_folds": [
-            Interval(Integral, 1, N_FOLDS, closed="both"),
+            NumberInterval(Integral, 1, N_FOLDS, closed="both"),
             StrOptions({"auto"}),
         ],
         "refit_on_update": ["boolean"],
@@ -442,8 +444,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             self.net_ = train_network(self, spec, windows, self.n_channels_, seed)
             self.calibration_ = calibrated_on(self.net_, plan, ranked, "calibrate", seed)
         else:
-            # Zero-shot: the calibration across subjects made by pretrain; a series
-            # calibrated on its own (calibration_fraction > 0) only ever widens it.
+            # Zero-shot: pretrain's calibration across subjects; a series' own only widens it.
             self.net_, self.calibration_ = pretrained, self.pretrained_calibration_
             warn_far_from_population(panel, self.pretrained_columns_)
             if self.calibration_fraction_ > 0:

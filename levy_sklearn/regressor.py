@@ -741,8 +741,10 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         method : {"poisson", "mc_dropout"}, default="poisson"
             ``"poisson"``: the output layer drawn from its Poisson construction (one encoder
             pass; the "sampler" baseline). ``"mc_dropout"``: the mean of ``n_samples``
-            full passes with dropout active (MC dropout; needs ``dropout > 0``, typically
-            with ``attention="softmax"``).
+            full passes in training mode (MC dropout; needs ``dropout > 0`` and encoder
+            blocks, ``n_layers >= 1``, where dropout acts, typically with
+            ``attention="softmax"``; ``observation_dropout`` hides tokens in these passes
+            too, and is all that varies them without encoder blocks).
         random_state : int, RandomState instance or None, default=0
             Seed of the draws, by the estimator's rule for ``random_state``.
 

@@ -123,3 +123,18 @@ def test_booleans_are_not_integer_hyperparameters(front_end, name):
     cls, tiny = FRONT_ENDS[front_end]
     with pytest.raises(ValueError, match=rf"{name}=True must be an int in the range \[1, inf\)"):
         fit(cls(**{**tiny, name: True}))
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+@pytest.mark.parametrize("name", ["lr", "dropout", "weight_decay", "observation_dropout"])
+def test_booleans_are_not_float_hyperparameters(front_end, name):
+    # lr=True trained at a rate of 1 (a fuzz: absurd forecasts); True is a Real to Python.
+    cls, tiny = FRONT_ENDS[front_end]
+    with pytest.raises(ValueError, match=rf"{name}=True must be a float in the range"):
+        fit(cls(**{**tiny, name: True}))
+
+
+def test_booleans_are_not_calibration_settings():
+    for name in ("calibration_fraction", "calibration_folds"):
+        with pytest.raises(ValueError, match=rf"{name}=True must be"):
+            fit(LevyForecaster(**{**TINY_FC, name: True}))
