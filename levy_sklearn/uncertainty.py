@@ -752,7 +752,9 @@ class LeadCalibration:
         array([0.674])
         """
         q = self._read(_at_coverage(self.quantiles, coverage), channels, leads)
-        return self._unseen(q, _at_coverage, coverage, channels, unseen)
+        if self.unseen_quantiles is None:
+            return q
+        return self._unseen(q, _at_coverage(self.unseen_quantiles, coverage), channels, unseen)
 
     def variance_factor(
         self, channels: np.ndarray, leads: np.ndarray, unseen: np.ndarray | None = None
@@ -780,7 +782,7 @@ class LeadCalibration:
         array([4.])
         """
         factor = self._read(self.second_moment, channels, leads)
-        return self._unseen(factor, lambda table, _: table, None, channels, unseen)
+        return self._unseen(factor, self.unseen_second_moment, channels, unseen)
 
     def with_unseen(self, quantiles: np.ndarray, second_moment: np.ndarray) -> LeadCalibration:
         """This calibration, calibrating the forecasts of channels a subject has never shown
@@ -815,18 +817,15 @@ class LeadCalibration:
     def _unseen(
         self,
         values: np.ndarray,
-        read: Callable[[np.ndarray, float | None], np.ndarray],
-        coverage: float | None,
+        per_channel: np.ndarray | None,
         rows: np.ndarray,
         unseen: np.ndarray | None,
     ) -> np.ndarray:
-        """``values`` with the ``unseen`` forecasts' replaced by the unseen table (quantiles
-        or second moment, as ``read(table, coverage)`` gives it) of their channel."""
-        if unseen is None or self.unseen_quantiles is None or not np.any(unseen):
+        """``values`` with those of the ``unseen`` forecasts replaced by ``per_channel``'s
+        value for their channel (``rows`` are table rows, see :meth:`rows`)."""
+        if per_channel is None or unseen is None or not np.any(unseen):
             return values
-        table = self.unseen_quantiles if coverage is not None else self.unseen_second_moment
-        channel = np.asarray(rows, int) // self.n_groups
-        return np.where(unseen, read(table, coverage)[channel], values)
+        return np.where(unseen, per_channel[np.asarray(rows, int) // self.n_groups], values)
 
 
 def _at_coverage(table: np.ndarray, coverage: float) -> np.ndarray:
