@@ -1057,9 +1057,7 @@ def fit_levy_net(
     _check_split(net, len(y))
     with seeded(random_state):
         net.fit(X, y)
-    net.check_finite()
-    net.check_learned(y)
-    net.module_.double()
+    _checked_for_inference(net, y)
     if net.criterion__loss == "mse":
         if net.train_split is None:
             net.calibrate(X, y)
@@ -1067,6 +1065,14 @@ def fit_levy_net(
             _, valid = net.get_split_datasets(X, y)
             net.calibrate(take_tokens(X, valid.indices), y[valid.indices])
     return net
+
+
+def _checked_for_inference(net: LevyNeuralNet, y: np.ndarray) -> None:
+    """After training on targets ``y``: refuse non-finite weights, warn when the loss ended
+    worse than the trivial forecast's, and switch to float64 inference."""
+    net.check_finite()
+    net.check_learned(y)
+    net.module_.double()
 
 
 def _check_split(net: LevyNeuralNet, n_rows: int) -> None:
@@ -1145,9 +1151,7 @@ def continue_levy_net(
     _check_split(net, len(y))
     with seeded(random_state):
         net.partial_fit(X, y, epochs=epochs)
-    net.check_finite()
-    net.check_learned(y)
-    net.module_.double()
+    _checked_for_inference(net, y)
     if net.criterion__loss == "mse":
         net.calibrate(X, y)
     return net
