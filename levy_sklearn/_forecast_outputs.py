@@ -5,7 +5,9 @@ listed before sktime's ``BaseForecaster`` among its bases: the uncertainty break
 (``predict_uncertainty``), the fitted index names (``index_names_``), and sktime's
 ``predict_interval`` and ``predict_quantiles`` checking their levels with the package's one
 check (:func:`~levy_sklearn.metrics.check_coverage`; sktime's fails on an int or a string with
-a ``TypeError`` from inside its check, and reads ``True`` as an iterable). It reads the
+a ``TypeError`` from inside its check, and reads ``True`` as an iterable), sktime's
+``set_params`` warning where its reset discards a pretrained network, and
+``load_from_path`` refusing a levy-sklearn model file. It reads the
 forecaster's ``_moments``, so that every output comes from one calibrated set of moments,
 and keeps :mod:`levy_sklearn.forecaster` to sktime's shell: tags, parameters and private
 methods.
@@ -13,6 +15,7 @@ methods.
 
 from __future__ import annotations
 
+import warnings
 import zipfile
 
 import numpy as np
@@ -189,6 +192,51 @@ class ForecastOutputs:
         ((2, 3), True)
         """
         return super().predict_quantiles(fh=fh, X=X, alpha=_levels(alpha, "alpha"))
+
+    def set_params(self, **params):
+        """Set the parameters as every sktime estimator does, resetting the forecaster; warn
+        where that discards a pretrained network.
+
+        sktime's ``set_params`` resets the estimator to its post-``__init__`` state, the
+        ``pretrain`` state included, so a later ``fit`` trains on its series alone where a
+        user may expect a zero-shot fit with the new parameters. Writes nothing else.
+
+        Parameters
+        ----------
+        **params
+            Parameter names and values, as ``get_params`` lists them.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import warnings
+        >>> from levy_sklearn.datasets import make_irregular_vitals
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> panel = make_irregular_vitals(6, random_state=0)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     forecaster = LevyForecaster(max_epochs=1, d_model=8, n_heads=2).pretrain(panel)
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = forecaster.set_params(calibration_fraction=0.2)
+        >>> str(caught[-1].message)[:32], forecaster.state
+        ('set_params reset this forecaster', 'new')
+        """
+        pretrained = getattr(self, "pretrained_net_", None) is not None
+        super().set_params(**params)
+        if pretrained and getattr(self, "pretrained_net_", None) is None:
+            warnings.warn(
+                "set_params reset this forecaster (sktime resets every estimator): its "
+                "pretrained network and calibration are gone, and fit will train on the "
+                "series it is given alone. Set the parameters before pretrain, or call "
+                "pretrain again.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self
 
     @classmethod
     def load_from_path(cls, serial):

@@ -90,12 +90,22 @@ def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> Non
         )
     observed = np.isfinite(y.to_numpy(dtype=np.float64))
     if isinstance(y.index, pd.MultiIndex):
-        rows = pd.Series(observed.any(axis=1), index=y.index.droplevel(-1))
-        seen = rows.groupby(rows.index, sort=False).any()
-        if not seen.all():
+        cells = pd.DataFrame(observed, index=y.index.droplevel(-1), columns=y.columns)
+        seen = cells.groupby(cells.index, sort=False).any()
+        if not seen.any(axis=1).all():
             warnings.warn(
-                f"Series {list(seen.index[~seen])[:5]} of {what} have no observed value (all "
-                f"NaN): they are forecast from {_NO_DATA[pretrained]}, not from data.",
+                f"Series {list(seen.index[~seen.any(axis=1)])[:5]} of {what} have no observed "
+                f"value (all NaN): they are forecast from {_NO_DATA[pretrained]}, not from data.",
+                UserWarning,
+                stacklevel=4,
+            )
+        # After pretrain a series' channel it never showed is the population's, as above.
+        lacking = seen.any(axis=1) & ~seen.loc[:, seen.any(axis=0)].all(axis=1)
+        if pretrained and lacking.any():
+            warnings.warn(
+                f"Series {list(seen.index[lacking])[:5]} of {what} have no observed value in "
+                f"some column(s) that other series have: those are forecast from "
+                f"{_NO_DATA[True]} until they are observed (update).",
                 UserWarning,
                 stacklevel=4,
             )

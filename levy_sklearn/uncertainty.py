@@ -295,25 +295,31 @@ class LeadCalibration:
         return _group_rows(channels, ahead, self.ahead_edges)
 
     def _grouped(self, ahead_edges: np.ndarray) -> LeadCalibration:
-        """This one-group calibration with every channel's row repeated for ``ahead_edges``'
-        groups."""
-        if self.ahead_edges.size or not ahead_edges.size:
+        """This calibration on the samples-ahead groups of ``ahead_edges``, which hold its
+        own edges: each group takes the rows of the group of this one it lies in."""
+        if np.array_equal(ahead_edges, self.ahead_edges):
             return self
-        g = ahead_edges.size + 1
+        starts = np.concatenate([[-np.inf], ahead_edges])  # the fewest samples of each group
+        n_channels = self.quantiles.shape[0] // (self.ahead_edges.size + 1)
+        rows = _group_rows(
+            np.repeat(np.arange(n_channels), starts.size),
+            np.tile(starts, n_channels),
+            self.ahead_edges,
+        )
 
-        def rep(t: np.ndarray | None) -> np.ndarray | None:
-            return None if t is None else np.repeat(t, g, axis=0)
+        def take(t: np.ndarray | None) -> np.ndarray | None:
+            return None if t is None else t[rows]
 
         return LeadCalibration(
-            rep(self.quantiles),
-            rep(self.second_moment),
+            take(self.quantiles),
+            take(self.second_moment),
             self.edges,
-            rep(self.n_scores),
+            take(self.n_scores),
             self.centres,
-            rep(self.mean_weight),
-            rep(self.level_weight),
+            take(self.mean_weight),
+            take(self.level_weight),
             ahead_edges,
-            rep(self.growth),
+            take(self.growth),
             self.unseen_quantiles,
             self.unseen_second_moment,
         )
@@ -649,74 +655,47 @@ class LeadCalibration:
         >>> bool(both.quantile(0.9, np.array([0]), np.array([0.0]))[0] > 3)
         True
         """
-        if self.ahead_edges.size != other.ahead_edges.size:  # one has groups: both get them
+        if not np.array_equal(self.ahead_edges, other.ahead_edges):  # both on all groups
             edges = np.union1d(self.ahead_edges, other.ahead_edges)
             return self._grouped(edges).at_least(other._grouped(edges))
         # A calibration of a series' own held-out data has no population to read.
         unseen = (self.unseen_quantiles, self.unseen_second_moment)
         if self.unseen_quantiles is None:
             unseen = (other.unseen_quantiles, other.unseen_second_moment)
-        if self.centres is not None and other.centres is not None:
-            # On the union of the centres: both are linear between them, so the larger of
-            # the two at each centre, read linearly, is at least either anywhere.
-            knots = np.union1d(self.centres, other.centres)
-            chans = np.arange(self.quantiles.shape[0])[:, None]
-            at = np.broadcast_to(knots, (chans.size, knots.size))
+        # Both are exact on the union of their knots, linear between them and flat beyond,
+        # so the larger of the two at each knot, read linearly, is at least either anywhere.
+        knots = np.union1d(self._knots(), other._knots())
+        chans = np.arange(self.quantiles.shape[0])[:, None]
+        at = np.broadcast_to(knots, (chans.size, knots.size))
 
-            total = self.n_scores.sum(axis=1) + other.n_scores.sum(axis=1)
-            return LeadCalibration(
-                np.maximum(
-                    self._read(self.quantiles, chans, at), other._read(other.quantiles, chans, at)
-                ),
-                np.maximum(
-                    self._read(self.second_moment, chans, at),
-                    other._read(other.second_moment, chans, at),
-                ),
-                (knots[1:] + knots[:-1]) / 2,
-                np.repeat(total[:, None], knots.size, axis=1),
-                knots,
-                None if self.mean_weight is None else self._read(self.mean_weight, chans, at),
-                None if self.level_weight is None else self._read(self.level_weight, chans, at),
-                self.ahead_edges,
-                np.maximum(self.growth, other.growth),
-                *unseen,
-            )
-        mine, theirs = self._as_steps(), other._as_steps()
-        edges = np.union1d(mine.edges, theirs.edges)
-        mids = np.concatenate([[edges[0] - 1.0] if edges.size else [0.0], edges])
-        a, b = mine._bins(mids), theirs._bins(mids)
+        def larger(mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
+            return np.maximum(self._read(mine, chans, at), other._read(theirs, chans, at))
+
+        total = self.n_scores.sum(axis=1) + other.n_scores.sum(axis=1)
         return LeadCalibration(
-            np.maximum(mine.quantiles[:, a], theirs.quantiles[:, b]),
-            np.maximum(mine.second_moment[:, a], theirs.second_moment[:, b]),
-            edges,
-            mine.n_scores[:, a] + theirs.n_scores[:, b],
-            mean_weight=None if self.mean_weight is None else self.mean_weight[:, a],
-            level_weight=None if self.level_weight is None else self.level_weight[:, a],
-            ahead_edges=self.ahead_edges,
-            growth=np.maximum(self.growth, other.growth),
-            unseen_quantiles=unseen[0],
-            unseen_second_moment=unseen[1],
+            larger(self.quantiles, other.quantiles),
+            larger(self.second_moment, other.second_moment),
+            (knots[1:] + knots[:-1]) / 2,
+            np.repeat(total[:, None], knots.size, axis=1),
+            knots,
+            None if self.mean_weight is None else self._read(self.mean_weight, chans, at),
+            None if self.level_weight is None else self._read(self.level_weight, chans, at),
+            self.ahead_edges,
+            np.maximum(self.growth, other.growth),
+            *unseen,
         )
 
-    def _as_steps(self) -> LeadCalibration:
-        """A calibration read by bin, at least this one everywhere: each bin takes the next
-        bin's factors (read linearly, a bin's leads above its centre reach towards them)."""
-        if self.centres is None:
-            return self
-        nxt = np.minimum(np.arange(self.n_bins) + 1, self.n_bins - 1)
-        return LeadCalibration(
-            self.quantiles[:, nxt],
-            self.second_moment[:, nxt],
-            self.edges,
-            self.n_scores,
-            ahead_edges=self.ahead_edges,
-            growth=self.growth,
-            unseen_quantiles=self.unseen_quantiles,
-            unseen_second_moment=self.unseen_second_moment,
+    def _knots(self) -> np.ndarray:
+        """Leads at which this calibration's tables, read linearly between them and flat
+        beyond, are the calibration exactly: its centres, or each inner bin edge and the
+        float just below it (the steps of a calibration read by bin)."""
+        if self.centres is not None and self.centres.size > 1:
+            return self.centres
+        return (
+            np.union1d(self.edges, np.nextafter(self.edges, -np.inf))
+            if self.edges.size
+            else np.zeros(1)
         )
-
-    def _bins(self, leads: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.edges, leads, side="right")
 
     def _read(self, table: np.ndarray, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
         return _read_at(table, channels, leads, self.edges, self.centres)

@@ -733,6 +733,24 @@ def test_forecaster_warns_about_a_series_never_observed():
         LevyForecaster(**TINY_FC).fit(panel)
 
 
+def test_forecaster_after_pretrain_warns_about_a_series_lacking_a_channel():
+    # After pretrain, a series without a channel the others have is forecast by the
+    # population; that was silent (bug hunt 8). Without pretrain the network forecasts it
+    # from the series' other channel: no warning.
+    def two(seed):
+        return pd.concat([hourly(seed=seed), hourly(seed=seed + 50)], axis=1, keys=["hr", "bp"])
+
+    panel = pd.concat({k: two(k) for k in range(6)}, names=["subject", "time"])
+    new = pd.concat({"a": two(7), "b": two(8).assign(bp=np.nan)}, names=["subject", "time"])
+    pretrained = LevyForecaster(**TINY_FC).pretrain(panel)
+    with pytest.warns(UserWarning, match=r"Series \['b'\] of y have no observed value in some"):
+        pretrained.fit(new)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LevyForecaster(**TINY_FC).fit(new)
+    assert not [w for w in caught if "in some column" in str(w.message)]
+
+
 @pytest.mark.parametrize("constant", [1e-6, -3e-4])
 def test_a_constant_target_is_predicted_in_its_own_magnitude(constant):
     # Scaled by 1, the network's ~1e-3 came back in data units: 1e-6 was predicted as

@@ -1,6 +1,8 @@
 """levy_sklearn.uncertainty against independent references: MAPIE's split-conformal
 quantile, Monte Carlo coverage of fresh draws, and scipy's Normal."""
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy.stats import norm
@@ -399,6 +401,50 @@ def test_at_least_of_grouped_and_one_group_calibrations_is_at_least_both():
             for coverage in (0.5, 0.9):
                 mine = both.quantile(coverage, rows, lead)
                 assert (mine >= cal.quantile(coverage, theirs, lead) - 1e-12).all()
+
+
+def random_calibration(rng, by_lead: bool, ahead_edges: list[float]) -> LeadCalibration:
+    """Factors in any order of lead (a samples-ahead group's may fall with lead)."""
+    n_bins, rows = int(rng.integers(1, 6)), 2 * (len(ahead_edges) + 1)
+    centres = np.sort(rng.uniform(-1, 11, n_bins)) if by_lead else None
+    return LeadCalibration(
+        np.sort(rng.uniform(0.5, 3, (rows, n_bins, len(LEVELS))), axis=2),
+        rng.uniform(0.5, 3, (rows, n_bins)),
+        np.sort(rng.uniform(0, 10, n_bins - 1)),
+        np.full((rows, n_bins), 50),
+        centres,
+        mean_weight=rng.uniform(0, 1, (rows, n_bins)),
+        ahead_edges=np.array(ahead_edges) if ahead_edges else None,
+        growth=rng.uniform(0, 1, rows),
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_at_least_holds_for_factors_falling_with_lead_and_different_groups(seed):
+    # A pretrained calibration read by lead whose factors fall between centres, widened by
+    # a series' own (by bin, or other samples-ahead groups): the result must be at least
+    # both at every lead, and keep the first one's mean weights (bug hunt 8: the result
+    # read the first one by bin, 4 % narrower; different group edges were never merged).
+    rng = np.random.default_rng(seed)
+    a = random_calibration(rng, True, [[], [2.0], [1.0, 4.0]][seed % 3])
+    b = random_calibration(rng, seed % 2 == 0, [[], [3.0], [2.0, 6.0]][seed // 2 % 3])
+    both = a.at_least(b)
+    lead = np.concatenate([np.linspace(-2, 14, 801), b.edges, np.nextafter(b.edges, -np.inf)])
+    for ch, ahead in itertools.product((0, 1), (0.5, 1.0, 2.5, 3.0, 5.0, 20.0)):
+        chans, aheads = np.full(lead.size, ch), np.full(lead.size, ahead)
+        rows, ra, rb = both.rows(chans, aheads), a.rows(chans, aheads), b.rows(chans, aheads)
+        for coverage in (0.5, 0.9, 0.95):
+            q = both.quantile(coverage, rows, lead)
+            floor = np.maximum(a.quantile(coverage, ra, lead), b.quantile(coverage, rb, lead))
+            assert (q >= floor - 1e-12).all()
+        v = both.variance_factor(rows, lead)
+        assert (
+            v >= np.maximum(a.variance_factor(ra, lead), b.variance_factor(rb, lead)) - 1e-12
+        ).all()
+        np.testing.assert_allclose(
+            both.mean_weight_at(rows, lead), a.mean_weight_at(ra, lead), atol=1e-12
+        )
+        assert (both.growth[rows] >= np.maximum(a.growth[ra], b.growth[rb])).all()
 
 
 def test_samples_ahead_and_channel_spacing_by_hand():
