@@ -84,7 +84,11 @@ class ForecastOutputs:
             disagreement are 0. ``noise_variance``: the learned noise variance inside
             ``std²`` in squared data units (rescaled like it): 0 for the Lévy forecaster,
             whose σ comes from the Lévy layer alone; the variance head, all of ``std²``, for
-            the softmax twin.
+            the softmax twin. A channel a series has never shown, after ``pretrain``, is
+            forecast by the population (see :doc:`/user_guide/new_subjects`): there
+            ``evidence`` is 0 (nothing of the series supports it) and ``disagreement`` is
+            all of ``std²`` (the spread of the population's values), split evenly over the
+            heads; ``noise_variance`` is 0.
 
         Examples
         --------

@@ -116,11 +116,15 @@ def series_forecasts(
         )
     shape = (len(rows), n_ch)
     if diagnostics is not None:
-        n_heads = f.evidence.shape[-1]
-        diagnostics["evidence"] = f.evidence.reshape(*shape, n_heads)
-        disagreement = f.disagreement * scale[..., None] ** 2
-        diagnostics["disagreement"] = disagreement.reshape(*shape, n_heads)
-        diagnostics["noise"] = (f.noise * scale**2).reshape(shape)
+        # A population forecast: nothing of the series supports it (evidence 0), and its
+        # variance is the spread of the population's values (all disagreement).
+        n_heads, cell = f.evidence.shape[-1], unseen[..., None]
+        diagnostics["evidence"] = np.where(cell, 0.0, f.evidence).reshape(*shape, n_heads)
+        disagreement = np.where(cell, f_var[..., None] / n_heads, f.disagreement)
+        diagnostics["disagreement"] = (disagreement * scale[..., None] ** 2).reshape(
+            *shape, n_heads
+        )
+        diagnostics["noise"] = (np.where(unseen, 0.0, f.noise) * scale**2).reshape(shape)
     internal = list(frames[0].columns)
     order = [0] if len(columns) == 1 else [internal.index(c) for c in columns]
     return _calibrated(

@@ -459,15 +459,7 @@ class TimeAxis:
             period,
             time_origin(indexes),
         )
-        if given_period and period is not None and not axis.removes_season():
-            warnings.warn(
-                f"context_length spans {axis.context_span:.3g} time units, fewer than "
-                f"{MIN_SEASONS} seasonal periods of {period:.3g}: windows cannot see the "
-                "season, so none is removed. Lengthen context_length, or pass "
-                "seasonal_period=None.",
-                UserWarning,
-                stacklevel=6,  # the user's fit, through sktime's fit and _fit
-            )
+        _warn_about_spans(axis, given_period)
         return axis
 
     def removes_season(self) -> bool:
@@ -574,6 +566,32 @@ class TimeAxis:
             f"fh holds {describe_kind(kind)} but y has {describe_kind(self.kind)}; pass "
             f"{_KIND_HINTS[self.kind.split('[')[0]]}, or relative steps, e.g. fh=[1, 2, 3]."
         )
+
+
+def _warn_about_spans(axis: TimeAxis, given_period: bool) -> None:
+    """Warn about a context too short for a given season, and about a context or horizon
+    shorter than one time unit (the median spacing)."""
+    period = axis.seasonal_period
+    if given_period and period is not None and not axis.removes_season():
+        warnings.warn(
+            f"context_length spans {axis.context_span:.3g} time units, fewer than "
+            f"{MIN_SEASONS} seasonal periods of {period:.3g}: windows cannot see the "
+            "season, so none is removed. Lengthen context_length, or pass "
+            "seasonal_period=None.",
+            UserWarning,
+            stacklevel=7,  # the user's fit, through sktime's fit, _fit and TimeAxis.fit
+        )
+    for name, span, short in (
+        ("context_length", axis.context_span, "contexts hold one observation at most"),
+        ("max_horizon", axis.horizon_span, "the next observation lies beyond it"),
+    ):
+        if span < 1.0:  # a fuzz: such a fit ran without a word
+            warnings.warn(
+                f"{name} spans {span:.3g} time units, less than the series' median "
+                f"spacing (the unit, {axis.unit}): {short}. Pass a longer {name}.",
+                UserWarning,
+                stacklevel=7,
+            )
 
 
 def describe_kind(kind: str) -> str:

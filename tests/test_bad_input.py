@@ -725,6 +725,20 @@ def test_forecaster_fitted_after_pretrain_on_other_spacing_warns():
         f.fit(pd.Series(np.sin(np.arange(6.0)), index=visits, name="y"))  # at the panel's level
 
 
+@pytest.mark.parametrize(
+    ("param", "words"),
+    [("context_length", "contexts hold one observation"), ("max_horizon", "next observation")],
+)
+def test_forecaster_spans_shorter_than_one_sampling_step_warn(param, words):
+    # Half an hour on hourly data: a context of one observation ran without a word (fuzz).
+    y = hourly(n=200)
+    with pytest.warns(UserWarning, match=rf"{param} spans 0.5 time units.*{words}"):
+        try:
+            LevyForecaster(**{**TINY_FC, param: "30min"}).fit(y)
+        except ValueError as error:  # no target within half a step: no training window
+            assert param == "max_horizon" and "No training window" in str(error)
+
+
 def test_forecaster_warns_about_a_series_never_observed():
     # An all-NaN column was named; an all-NaN series of a panel was forecast silently.
     y = hourly().to_frame()

@@ -835,6 +835,12 @@ def test_a_channel_a_new_subject_never_showed_gets_the_populations_calibrated_sp
     mean = f.predict(fh=fh)["b"]
     np.testing.assert_allclose(mean, pretrained.pretrained_channel_mean_[1])
     assert not np.allclose(seen, mean)
+    # Its breakdown says so: no evidence from the subject, all of σ² the population's spread
+    # (the network's evidence and disagreement were reported for a forecast it did not make).
+    why = f.predict_uncertainty(fh=fh)
+    assert (why.evidence["b"] == 0).all() and (why.evidence["a"] > 0).all()
+    np.testing.assert_allclose(why.disagreement["b"], why.std["b"] ** 2)
+    assert (why.noise_variance["b"] == 0).all()
     bounds = f.predict_interval(fh=fh, coverage=[0.5, 0.9])
     truth = new.groupby(level=0).nth(slice(20, 23))["b"].to_numpy()
     for c in (0.5, 0.9):
