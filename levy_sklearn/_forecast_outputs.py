@@ -6,8 +6,9 @@ listed before sktime's ``BaseForecaster`` among its bases: the uncertainty break
 ``predict_interval`` and ``predict_quantiles`` checking their levels with the package's one
 check (:func:`~levy_sklearn.metrics.check_coverage`; sktime's fails on an int or a string with
 a ``TypeError`` from inside its check, and reads ``True`` as an iterable), sktime's
-``set_params`` warning where its reset discards a pretrained network, and
-``load_from_path`` refusing a levy-sklearn model file. It reads the
+``set_params`` warning where its reset discards a pretrained network, scikit-learn's
+``clone`` keeping the pretraining as sktime's does, and ``load_from_path`` refusing a
+levy-sklearn model file. It reads the
 forecaster's ``_moments``, so that every output comes from one calibrated set of moments,
 and keeps :mod:`levy_sklearn.forecaster` to sktime's shell: tags, parameters and private
 methods.
@@ -241,6 +242,23 @@ class ForecastOutputs:
                 stacklevel=2,
             )
         return self
+
+    def __sklearn_clone__(self):
+        """``sklearn.base.clone(forecaster)``: sktime's :meth:`clone`, which keeps a
+        pretrained network and its calibration (scikit-learn's rebuilds the forecaster from
+        ``get_params`` alone).
+
+        sktime's wrappers that clone with scikit-learn (``ConformalIntervals``,
+        ``ResidualBoostingForecaster``) fitted a pretrained forecaster from scratch on one
+        series without a word, and ``ConformalIntervals`` centred the zero-shot model's
+        residual spread on that from-scratch forecast.
+
+        Returns
+        -------
+        LevyForecaster
+            Unfitted, with this one's parameters (and pretraining, if any).
+        """
+        return self.clone()
 
     @classmethod
     def load_from_path(cls, serial):

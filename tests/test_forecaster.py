@@ -348,6 +348,17 @@ def test_pretrain_then_fit_forecasts_an_unseen_series():
     assert (pred["y"] - test["y"]).abs().mean() < 0.7 * (naive["y"] - test["y"]).abs().mean()
     with pytest.raises(ValueError, match=r"missing: \[\], unknown: \['z'\]"):
         f.fit(pd.concat([train, train.rename(columns={"y": "z"})], axis=1))
+    # scikit-learn's clone keeps the pretraining as sktime's does: sktime's ConformalIntervals
+    # clones with it, and fitted a from-scratch network under the zero-shot model's spread.
+    from sklearn.base import clone
+    from sktime.forecasting.conformal import ConformalIntervals
+
+    for copy in (clone(f), f.clone()):
+        assert copy.state == "pretrained" and not hasattr(copy, "net_")
+        pd.testing.assert_frame_equal(copy.fit(train).predict(fh=[1, 2]), pred.iloc[:2])
+    conformal = ConformalIntervals(f, initial_window=40, sample_frac=0.5).fit(train, fh=[1, 2])
+    pd.testing.assert_frame_equal(conformal.predict(), pred.iloc[:2])
+    assert clone(LevyForecaster(**FAST)).state == "new"
 
 
 def held_out_count(monkeypatch) -> list[int]:
