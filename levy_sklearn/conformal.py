@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from decimal import Decimal
 
 import numpy as np
 from mapie.conformity_scores import BaseRegressionScore
@@ -323,22 +324,40 @@ def _calibration_columns(
     return mean, std, y
 
 
+def _mapie_minimum(level: float) -> int:
+    """The fewest scores with which MAPIE takes coverage ``level``, in its own arithmetic
+    (alpha ``= 1 − level`` in decimal, then its test ``n ≥ 1/alpha, 1/(1 − alpha)`` in
+    floats): a level accepted here is never refused from inside MAPIE at predict time (a
+    tolerance here let ``1 − 1/n`` through, which MAPIE's rounding refuses)."""
+    alpha = float(Decimal(1) - Decimal(str(level)))
+    return math.ceil(max(1 / alpha, 1 / (1 - alpha)))
+
+
+def _reachable(level: float, n: int) -> str:
+    """The advice for a ``level`` that ``n`` scores cannot reach: the nearest level they
+    can, on a grid of thousandths."""
+    ok = [c for c in np.arange(1, 1000) / 1000 if _mapie_minimum(float(c)) <= n]
+    if not ok:
+        return ""
+    nearest = min(ok, key=lambda c: abs(c - level))
+    return f" or ask for coverage {'≤' if nearest < level else '≥'} {nearest:g}"
+
+
 def _conformalize(
     mean: NDArray, std: NDArray, y: NDArray, levels: list[float]
 ) -> list[SplitConformalRegressor]:
     """One MAPIE conformalizer per column, each on the rows where that column's ``y`` is
     observed; the arguments are already checked, but for enough rows for every level."""
-    # MAPIE reaches coverage c only with more than 1/(1 − c) scores (and 1/c), and says so
+    # MAPIE reaches coverage c only with at least 1/(1 − c) scores (and 1/c), and says so
     # when predicting; say it here, in terms of the calibration rows rather than its "alpha".
     n = int(np.isfinite(y).sum(axis=0).min())
     for level in levels:
-        if n < max(1 / level, 1 / (1 - level)) - 1e-9:
-            needed = math.ceil(max(1 / level, 1 / (1 - level)) - 1e-9)
-            reach = f" or ask for coverage ≤ {1 - 1 / n:.3g}" if n > 1 else ""
+        if n < _mapie_minimum(level):
             raise ValueError(
-                f"coverage={level:g} needs at least {needed} calibration rows per target, "
+                f"coverage={level:g} needs at least {_mapie_minimum(level)} calibration rows "
+                "per target, "
                 f"but the conformal calibration has {n} (rows with an observed y); "
-                f"calibrate on more held-out rows{reach}."
+                f"calibrate on more held-out rows{_reachable(level, n)}."
             )
     fitted = []
     for q in range(mean.shape[1]):

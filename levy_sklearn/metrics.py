@@ -14,7 +14,9 @@ Conventions
 -----------
 * Inputs are array-likes (lists, numpy arrays, pandas objects). NaN and infinite values are
   rejected with a ``ValueError``: a missing target must be dropped by the caller, since silently
-  skipping it would change the denominator of every mean.
+  skipping it would change the denominator of every mean. Values are compared by position:
+  pandas inputs must carry the same labels in the same order (their index, and a DataFrame's
+  columns), or a ``ValueError`` asks to align them.
 * Scores that can be reported per element take ``reduce``: ``True`` (default) returns the mean
   over all elements as a Python ``float``; ``False`` returns the elementwise array.
 * Uncertainty is "larger means less trusted" (a standard deviation, a disagreement). A
@@ -52,7 +54,11 @@ _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 # validation helpers
 # ---------------------------------------------------------------------------
 def as_finite(x: ArrayLike, name: str) -> np.ndarray:
-    """Convert to a float array; reject empty, non-numeric, NaN and infinite input."""
+    """Convert to a float array; reject empty, non-numeric (text too), NaN and infinite
+    input."""
+    raw = np.asarray(x)
+    if raw.dtype.kind in "USO" and any(isinstance(v, (str, bytes)) for v in raw.ravel()):
+        raise ValueError(f"{name} must be numeric; got text ({raw.ravel()[0]!r}, ...).")
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -62,6 +68,29 @@ def as_finite(x: ArrayLike, name: str) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values.")
     return arr
+
+
+def _check_labels(**inputs: object) -> None:
+    """Refuse pandas inputs whose labels disagree (the index, and a DataFrame's columns, in
+    order): the metrics compare by position, so a forecast indexed in another order than its
+    targets would be scored against the wrong ones."""
+    first = None
+    for name, x in inputs.items():
+        if not (hasattr(x, "index") and hasattr(x, "to_numpy")):  # pandas, without pandas
+            continue
+        if first is None:
+            first = name, x
+            continue
+        ref_name, ref = first
+        columns = getattr(x, "columns", None), getattr(ref, "columns", None)
+        if not x.index.equals(ref.index) or (
+            all(c is not None for c in columns) and not columns[0].equals(columns[1])
+        ):
+            raise ValueError(
+                f"{ref_name} and {name} are pandas objects with different labels (index or "
+                "columns, or their order), and the metrics compare by position: align them "
+                f"first, e.g. {name}.reindex({ref_name}.index)."
+            )
 
 
 def _broadcast_like(arr: np.ndarray, shape: tuple[int, ...], name: str, ref: str) -> np.ndarray:
@@ -137,6 +166,7 @@ def gaussian_crps(
     >>> gaussian_crps([0.0, 1.0], [0.0, 0.0], 1.0, reduce=False).round(4)
     array([0.2337, 0.6024])
     """
+    _check_labels(y_true=y_true, mean=mean, std=std)
     y = as_finite(y_true, "y_true")
     mu = _broadcast_like(as_finite(mean, "mean"), y.shape, "mean", "y_true")
     sigma = _broadcast_like(as_finite(std, "std"), y.shape, "std", "y_true")
@@ -337,6 +367,7 @@ def _finite_pair(
     a: ArrayLike, b: ArrayLike, name_a: str, name_b: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two finite arrays broadcast together, or a ValueError naming both shapes."""
+    _check_labels(**{name_a: a, name_b: b})
     a, b = as_finite(a, name_a), as_finite(b, name_b)
     try:
         return np.broadcast_arrays(a, b)
@@ -380,6 +411,7 @@ def interval_coverage(y_true: ArrayLike, lower: ArrayLike, upper: ArrayLike) -> 
     >>> interval_coverage([0.0, 1.0, 5.0, -3.0], lower=-1.0, upper=[1.0, 2.0, 3.0, 4.0])
     0.5
     """
+    _check_labels(y_true=y_true, lower=lower, upper=upper)
     y = as_finite(y_true, "y_true")
     lo, hi = _check_bounds(lower, upper)
     lo = _broadcast_like(lo, y.shape, "lower", "y_true")
@@ -419,6 +451,7 @@ def interval_width(lower: ArrayLike, upper: ArrayLike) -> float:
 # ranking errors by uncertainty
 # ---------------------------------------------------------------------------
 def _check_ranking_inputs(errors: ArrayLike, uncertainty: ArrayLike) -> tuple[np.ndarray, ...]:
+    _check_labels(errors=errors, uncertainty=uncertainty)
     e = as_finite(errors, "errors")
     u = as_finite(uncertainty, "uncertainty")
     check_same_shape(e, u, "errors", "uncertainty")

@@ -69,7 +69,7 @@ def _method(estimator: Any, method: str, allowed: tuple[str, ...] | None = None)
 
 
 def predict_blocks(
-    estimator: Any, X: dask.array.Array | np.ndarray, method: str = "predict", **kwargs: Any
+    estimator: Any, X: dask.array.Array | np.ndarray, method: str = "predict", /, **kwargs: Any
 ) -> dask.array.Array | tuple[dask.array.Array, ...] | np.ndarray | tuple[np.ndarray, ...]:
     """Apply a fitted estimator's prediction method to every row block of a Dask array.
 
@@ -91,7 +91,10 @@ def predict_blocks(
         Rows to predict, chunked along the rows (column chunks are merged). A NumPy array is
         predicted in-process and returned as the method returns it.
     method : str, default="predict"
-        Name of the method, e.g. ``"predict"`` or ``"predict_interval"``.
+        Name of the method, e.g. ``"predict"`` or ``"predict_interval"``. Positional only,
+        like ``estimator`` and ``X``, so that a ``method`` keyword goes to the method:
+        ``predict_blocks(reg, X, "predict_interval", coverage=0.9, method="conformal")``
+        (it clashed with this one's own).
     **kwargs
         Passed to the method, e.g. ``return_std=True`` or ``coverage=[0.5, 0.9]``.
 

@@ -1249,6 +1249,66 @@ def _check_fitted(key: str, attributes: dict) -> None:
                 f"schema mismatch: n_features_in_={n} does not match the network or the "
                 "standardisation."
             )
+        n_targets = attributes["net_"].module__n_targets
+        _check_shapes(
+            attributes,
+            {"x_scale_": (n,), "feature_times_": (n,), "y_mean_": (n_targets,)}
+            | {"y_scale_": (n_targets,), "n_targets_": n_targets},
+        )
+        if attributes["_y_1d"] and n_targets != 1:
+            raise _refuse(f"_y_1d is true for a network of {n_targets} targets.", _TAMPERED)
+    if key == "LevyForecaster":
+        _check_forecaster_state(attributes)
+
+
+_TAMPERED = "The file is corrupted or was tampered with."
+
+
+def _check_shapes(attributes: dict, expected: dict[str, tuple | int]) -> None:
+    """Each present attribute's shape (an int attribute's value) as ``expected``: a fit
+    writes them so, and an edited one loaded and predicted wrong numbers silently."""
+    for name, want in expected.items():
+        if name not in attributes:
+            continue
+        value = attributes[name]
+        got = value if isinstance(want, int) else np.shape(value)
+        if got != want:
+            raise _refuse(
+                f"{name} is {got}, where the network and the data need {want}.", _TAMPERED
+            )
+
+
+def _check_forecaster_state(attributes: dict) -> None:
+    """A forecaster's standardisation, calibration and time unit (and the pretrained ones)
+    as a fit writes them, for the network's number of channels."""
+    for prefix in ("", "pretrained_"):
+        net = attributes.get(f"{prefix}net_")
+        if net is None:
+            continue
+        n = net.module__n_channels
+        expected = {f"{prefix}channel_mean_": (n,), f"{prefix}channel_scale_": (n,)}
+        expected[f"{prefix}n_channels_"] = n
+        if not prefix:
+            n_series = len(attributes["_series"])
+            expected |= {"series_mean_": (n_series, n), "series_scale_": (n_series, n)}
+        _check_shapes(attributes, expected)
+        calibration = attributes.get(f"{prefix}calibration_")
+        if calibration is not None:
+            try:
+                calibration.check(n)
+            except ValueError as error:
+                raise _refuse(f"{prefix}calibration_: {error}", _TAMPERED) from None
+        unit = attributes.get(f"{prefix}time_unit_")
+        if unit is not None and not _positive_span(unit):
+            raise _refuse(f"{prefix}time_unit_ is {unit!r}, not a positive span.", _TAMPERED)
+
+
+def _positive_span(unit: object) -> bool:
+    """Whether a time unit is a positive ``Timedelta`` or number (not NaT, NaN or text)."""
+    try:
+        return bool(unit > (pd.Timedelta(0) if isinstance(unit, pd.Timedelta) else 0))
+    except TypeError:
+        return False
 
 
 def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> Any:

@@ -324,6 +324,78 @@ class LeadCalibration:
             self.unseen_second_moment,
         )
 
+    def check(self, n_channels: int) -> None:
+        """Raise a ``ValueError`` naming the first table that a calibration of
+        ``n_channels`` channels cannot hold, as a fit writes them: shapes that agree,
+        finite values, non-negative factors rising with the level, a positive second moment,
+        sorted edges and centres, a growth share in ``[0, 1]``. Used on loading a model
+        file, where a table edited by hand gave NaN or negative variances.
+
+        Parameters
+        ----------
+        n_channels : int
+            Channels of the forecaster the calibration belongs to.
+
+        Examples
+        --------
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> LeadCalibration.identity(2).check(2)
+        >>> LeadCalibration.identity(2).check(3)
+        Traceback (most recent call last):
+        ...
+        ValueError: quantiles has 2 rows, not 3 (3 channels × 1 samples-ahead groups).
+        """
+        rows = n_channels * (self.ahead_edges.size + 1)
+        q = self.quantiles
+        if q.ndim != 3 or q.shape[0] != rows or q.shape[1] < 1 or q.shape[2] != LEVELS.size:
+            raise ValueError(
+                f"quantiles has {q.shape[0] if q.ndim else 0} rows, not {rows} ({n_channels} "
+                f"channels × {self.ahead_edges.size + 1} samples-ahead groups)."
+                if q.ndim and q.shape[0] != rows
+                else f"quantiles has shape {q.shape}, not ({rows}, bins, {LEVELS.size})."
+            )
+        bins = q.shape[1]
+        shapes = {
+            "second_moment": (self.second_moment, (rows, bins)),
+            "n_scores": (self.n_scores, (rows, bins)),
+            "edges": (self.edges, (bins - 1,)),
+            "centres": (self.centres, (bins,)),
+            "mean_weight": (self.mean_weight, (rows, bins)),
+            "level_weight": (self.level_weight, (rows, bins)),
+            "growth": (self.growth, (rows,)),
+            "unseen_quantiles": (self.unseen_quantiles, (n_channels, LEVELS.size)),
+            "unseen_second_moment": (self.unseen_second_moment, (n_channels,)),
+        }
+        for name, (table, shape) in shapes.items():
+            if table is not None and table.shape != shape:
+                raise ValueError(f"{name} has shape {table.shape}, not {shape}.")
+        for name, table in [("quantiles", q), ("ahead_edges", self.ahead_edges)] + [
+            (name, table) for name, (table, _) in shapes.items()
+        ]:
+            if table is not None and not np.isfinite(table).all():
+                raise ValueError(f"{name} holds NaN or infinite values.")
+        rules = [
+            ("quantiles", (q >= 0).all() and (np.diff(q, axis=2) >= 0).all(), "rise from 0"),
+            ("second_moment", (self.second_moment > 0).all(), "be positive"),
+            ("growth", ((self.growth >= 0) & (self.growth <= 1)).all(), "lie in [0, 1]"),
+        ]
+        for name, table in [("edges", self.edges), ("centres", self.centres)]:
+            rules.append((name, table is None or (np.diff(table) >= 0).all(), "be sorted"))
+        rules.append(("ahead_edges", (np.diff(self.ahead_edges) > 0).all(), "be sorted"))
+        if self.unseen_quantiles is not None:
+            u = self.unseen_quantiles
+            good = (u >= 0).all() and (np.diff(u, axis=1) >= 0).all()
+            rules.append(("unseen_quantiles", good, "rise from 0"))
+        if self.unseen_second_moment is not None:
+            rules.append(
+                ("unseen_second_moment", (self.unseen_second_moment > 0).all(), "be positive")
+            )
+        if (self.unseen_quantiles is None) != (self.unseen_second_moment is None):
+            rules.append(("unseen_quantiles", False, "come with unseen_second_moment"))
+        for name, ok, must in rules:
+            if not ok:
+                raise ValueError(f"{name} must {must}.")
+
     @classmethod
     def identity(cls, n_channels: int) -> LeadCalibration:
         """No calibration: the Normal's quantiles and variance.

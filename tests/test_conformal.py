@@ -206,6 +206,24 @@ def test_too_few_calibration_rows_for_the_level_are_refused_when_fitting():
         fit_conformal(mean, std, y, 0.5)
 
 
+def test_every_coverage_is_refused_here_or_reached_never_refused_inside_mapie():
+    # Coverage 1 − 1/n (or 1/n) passed a tolerant check here and failed inside MAPIE at
+    # predict time ("score is too low"), its decimal alpha rounding 1/alpha above n (bug
+    # hunt 27b: 203 such pairs for n = 2 to 199). The advice's level must be reachable too.
+    rng = np.random.default_rng(3)
+    for n in range(2, 41):
+        mean, std, y = heteroscedastic(n, rng)
+        cal = ConformalIntervals(mean, std, y)
+        for level in {1 - 1 / n, 1 / n, 0.1, 0.3, 0.5, 0.8, 0.9, 0.95, 0.99}:
+            try:
+                cal.interval(mean[:1], std[:1], level)
+            except ValueError as error:
+                message = str(error)
+                assert f"coverage={level:g} needs at least" in message, message
+                advised = float(message.rsplit(" ", 1)[-1].rstrip("."))
+                cal.interval(mean[:1], std[:1], advised)
+
+
 def test_shape_mismatch_is_rejected():
     with pytest.raises(ValueError, match="same shape"):
         fit_conformal(np.zeros(5), np.ones(4), np.zeros(5))

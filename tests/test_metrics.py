@@ -327,3 +327,27 @@ def test_gaussian_crps_of_a_vanishing_std_is_the_point_mass_error(std):
         warnings.simplefilter("error")
         crps = gaussian_crps([1.0, -2.0, 0.0], 0.0, std, reduce=False)
     np.testing.assert_allclose(crps, [1.0, 2.0, 0.0], atol=1e-12)
+
+
+def test_pandas_inputs_with_other_labels_are_refused_not_compared_by_position():
+    # A forecast in another order than its targets was scored by position (bug hunt 27b:
+    # gaussian_crps 9.436 where the aligned answer is 0.234; coverage 1.0 for 0.0).
+    y = pd.Series([0.0, 10.0], index=[0, 1])
+    mean = pd.Series([10.0, 0.0], index=[1, 0])
+    with pytest.raises(ValueError, match="y_true and mean are pandas objects with different"):
+        gaussian_crps(y, mean, 1.0)
+    aligned = gaussian_crps(y, mean.reindex(y.index), 1.0)
+    assert aligned == pytest.approx(crps_by_quadrature(0.0, 0.0, 1.0))  # both exact
+    with pytest.raises(ValueError, match="y_true and lower"):
+        interval_coverage(y, mean - 1, mean + 1)
+    with pytest.raises(ValueError, match="errors and uncertainty"):
+        aurc(y, mean)
+    frame = pd.DataFrame({"a": [0.0, 1.0], "b": [5.0, 6.0]})
+    with pytest.raises(ValueError, match="columns"):
+        gaussian_crps(frame, frame[["b", "a"]], 1.0)
+    assert gaussian_crps(frame, frame.to_numpy(), 1.0) == gaussian_crps(frame, frame, 1.0)
+
+
+def test_text_is_not_a_number():
+    with pytest.raises(ValueError, match="y_true must be numeric; got text"):
+        gaussian_crps(["1.5", "2"], 0.0, 1.0)

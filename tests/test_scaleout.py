@@ -93,6 +93,11 @@ def test_predict_blocks_equals_in_process(client, regressor_data):
         assert_equal_to_rounding(remote.compute(), local)
     # A NumPy array is predicted in-process.
     assert_equal_to_rounding(predict_blocks(multi, X), multi.predict(X))
+    # The method's own ``method`` keyword reaches it (it clashed with predict_blocks' own).
+    conformal = copy.deepcopy(reg).conformalize(X[300:600], np.nansum(X[300:600], axis=1))
+    kwargs = {"coverage": 0.8, "method": "conformal"}
+    remote = predict_blocks(conformal, X_dask, "predict_interval", **kwargs).compute()
+    assert_equal_to_rounding(remote, conformal.predict_interval(X, **kwargs))
 
 
 @pytest.fixture(scope="module")

@@ -672,6 +672,19 @@ REFUSALS = {
         lambda d: _edit_tensors(d, lambda t: t.update(extra=torch.zeros(1))),
         "unexpected tensors",
     ),
+    # these loaded and predicted by broadcasting (bug hunt 27b)
+    "feature scale of another shape": (
+        _with_attribute_array("x_scale_", lambda a: a[:1]),
+        r"x_scale_ is \(1,\), where the network and the data need \(3,\)",
+    ),
+    "target mean of another shape": (
+        _with_attribute_array("y_mean_", lambda a: np.repeat(a, 2)),
+        r"y_mean_ is \(2,\), where the network and the data need \(1,\)",
+    ),
+    "target count": (
+        lambda d: _edit_state(d, _set(["attributes", "n_targets_"], 2)),
+        "n_targets_ is 2, where the network and the data need 1",
+    ),
     "JSON NaN": (
         lambda d: _archive({**_members(d), "state.json": b'{"params": NaN}'}),
         "not JSON",
@@ -683,6 +696,70 @@ REFUSALS = {
         "duplicate keys",
     ),
 }
+
+
+def _calibration_array(field: str, change):
+    """A corruption replacing the forecaster calibration's table ``field``."""
+
+    def corrupt(data: bytes) -> bytes:
+        members = _members(data)
+        fields = json.loads(members["state.json"])["attributes"]["calibration_"]["$state"][2]
+        member = fields[field]["$ndarray"]
+        buffer = io.BytesIO()
+        np.save(buffer, change(np.load(io.BytesIO(members[member]))), allow_pickle=False)
+        members[member] = buffer.getvalue()
+        return _archive(members)
+
+    return corrupt
+
+
+FORECASTER_REFUSALS = {
+    # each loaded: intervals off by up to 3.6, NaN, or a negative predict_var (bug hunt 27b)
+    "series scale of another shape": (
+        _with_attribute_array("series_scale_", lambda a: a[:, :1]),
+        r"series_scale_ is \(5, 1\), where the network and the data need \(5, 2\)",
+    ),
+    "channel mean of another shape": (
+        _with_attribute_array("channel_mean_", lambda a: a[:1]),
+        r"channel_mean_ is \(1,\)",
+    ),
+    "channel count": (
+        lambda d: _edit_state(d, _set(["attributes", "n_channels_"], 1)),
+        "n_channels_ is 1, where the network and the data need 2",
+    ),
+    "NaN quantiles": (
+        _calibration_array("quantiles", lambda a: a * np.nan),
+        "calibration_: quantiles holds NaN",
+    ),
+    "negated quantiles": (
+        _calibration_array("quantiles", lambda a: -a),
+        "calibration_: quantiles must rise from 0",
+    ),
+    "negative second moment": (
+        _calibration_array("second_moment", lambda a: -a),
+        "calibration_: second_moment must be positive",
+    ),
+    "quantiles of fewer levels": (
+        _calibration_array("quantiles", lambda a: a[..., :1]),
+        r"calibration_: quantiles has shape \(2, \d+, 1\)",
+    ),
+    "NaN time unit": (
+        lambda d: _edit_state(d, _set(["attributes", "time_unit_"], {"$float": "nan"})),
+        "time_unit_ is nan, not a positive span",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(FORECASTER_REFUSALS))
+def test_malformed_forecaster_files_are_refused(forecasters, case, tmp_path):
+    buffer = io.BytesIO()
+    save(forecasters["panel"], buffer)
+    assert isinstance(load(io.BytesIO(buffer.getvalue())), LevyForecaster)
+    corrupt, message = FORECASTER_REFUSALS[case]
+    path = tmp_path / "bad.levy.zip"
+    path.write_bytes(corrupt(buffer.getvalue()))
+    with pytest.raises(ValueError, match=message):
+        load(path)
 
 
 @pytest.fixture(scope="module")
