@@ -773,6 +773,7 @@ def pooled(runs: list[dict], panel: str, method: str) -> dict[str, np.ndarray] |
             parts.setdefault("sigma", []).extend(m["sigma"])
             parts.setdefault("fallback", []).extend(m["fallback"])
             parts.setdefault("lead", []).extend(res["targets"]["lead_h"])
+            parts.setdefault("k", []).extend(res["targets"]["k"])
             parts.setdefault("origin_cpu_s", []).extend(m["origin_cpu_s"])
             parts.setdefault("fit_cpu_s", []).append(res["fit_cpu_s"][method])
             for cov in COVERAGES:
@@ -924,6 +925,40 @@ def verdict_section(runs: list[dict]) -> list[str]:
     ]
 
 
+def history_section(runs: list[dict]) -> list[str]:
+    """Markdown lines: coverage by how much of the subject was seen, the quartiles of ``k``
+    (observations before the origin), for the newest Levy run and the last value of each
+    panel: the calibration is marginal over origins, and this shows where it is not
+    conditional on the history's length."""
+    lines = [
+        "### Coverage by history length (not a done-when bar)",
+        "",
+        "Quartiles of `k`, the observations before the origin, pooled over the newest run's "
+        "seeds: LevyForecaster's coverage at 50 / 80 / 90 %, and the last value's at 90 %. The "
+        "calibration is marginal over the origins of held-out subjects (by channel, lead and "
+        "samples ahead), not conditional on the length of the history.",
+        "",
+    ]
+    for panel in ABLATION_PANELS:
+        levy, last = pooled(runs, panel, "Levy"), pooled(runs, panel, "last value")
+        if levy is None:
+            continue
+        quartile = pd.qcut(levy["k"], 4, duplicates="drop")
+        table = pd.DataFrame(
+            {
+                "Levy cov50": levy["cov0.5"],
+                "Levy cov80": levy["cov0.8"],
+                "Levy cov90": levy["cov0.9"],
+                "last value cov90": last["cov0.9"],
+                "targets": 1.0,
+            }
+        ).groupby(np.asarray(quartile), observed=True)
+        summary = table.mean().round(3).assign(targets=table.size())
+        summary.index = summary.index.astype(str).rename(f"{panel}: k")
+        lines += [summary.to_markdown(), ""]
+    return lines
+
+
 def plot(tables: dict[str, pd.DataFrame], path: Path) -> None:
     """90 % coverage by lead tertile per panel: the peers, LevyForecaster's first run of the
     panel (before) and its newest (after), nominal line at 0.9, a legend per panel (the
@@ -1002,6 +1037,7 @@ def report() -> Path:
         "![90 % coverage by lead tertile](zero_shot_coverage.png)",
         "",
         *verdict_section(runs),
+        *history_section(runs),
     ]
     tables = {}
     for panel in PANELS:
