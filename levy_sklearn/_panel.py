@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .validation import check_magnitude
+from .validation import check_magnitude, refuse_repeated_columns
 
 
 def instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
@@ -136,12 +136,7 @@ def sktime_ready(y: object) -> object:
     if not isinstance(y, (pd.Series, pd.DataFrame)):
         return y
     frame = y.to_frame() if isinstance(y, pd.Series) else y
-    repeated = frame.columns[frame.columns.duplicated()].unique().tolist()
-    if repeated:
-        raise ValueError(
-            f"y has more than one column named {repeated}; channels are matched by name, "
-            "so give every column its own name."
-        )
+    refuse_repeated_columns(frame, "y", "channels are matched by name")
     # Scalar cells only: sktime's nested panels hold a series per cell (object dtype too).
     objects = [
         c

@@ -83,11 +83,11 @@ def series_forecasts(
     n_ch = series_mean.shape[1]
     times, values = standardised(axis, list(series.items()), series_mean, series_scale)
     at = [axis.times(index) for index in indexes]
-    early = [k for k, t, t_abs in zip(keys, times, at, strict=True) if (t_abs < t[0]).any()]
+    early = [k for k, t, t_abs in zip(keys, times, at, strict=True) if (t_abs <= t[0]).any()]
     if early:
         where_ = "y" if early == [None] else f"series {early[:3]} of y"
         warnings.warn(
-            f"fh holds times before the first observation of {where_}: there is no "
+            f"fh holds times at or before the first observation of {where_}: there is no "
             "context then, so those forecasts are the network's prior alone.",
             UserWarning,
             stacklevel=6,  # the user's predict call, through sktime's public method

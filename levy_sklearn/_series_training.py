@@ -229,7 +229,13 @@ def check_update(y: pd.DataFrame, series: dict[Hashable, pd.DataFrame], kind: st
     known = next(iter(series.values()))
     in_order(y, list(known.columns), "update's y")
     zone = getattr(known.index, "tz", None)
-    for _, frame in instances(y):
+    layout = {_layout(key) for key in series}
+    for key, frame in instances(y):
+        if _layout(key) not in layout:  # joined, it broke every later predict
+            raise ValueError(
+                f"update's y is {_layout(key)} but fit's y was {layout.pop()}; pass the new "
+                "observations with fit's index levels."
+            )
         given = index_kind(frame.index)
         if given != kind:
             raise ValueError(
@@ -242,6 +248,11 @@ def check_update(y: pd.DataFrame, series: dict[Hashable, pd.DataFrame], kind: st
                 f"{'is tz-naive' if zone is None else f'is in {zone}'}; convert the new "
                 "observations' index to fit's time zone first."
             )
+
+
+def _layout(key: Hashable) -> str:
+    """A series key's layout in words: a single series (``None``) or a panel's levels."""
+    return "a single series" if key is None else f"a panel with {len(key)} instance level(s)"
 
 
 def extend_series(

@@ -87,7 +87,14 @@ def _raw_values(index: pd.Index) -> np.ndarray:
     """Integer time of every point in the index's native resolution: nanoseconds for
     datetime (UTC) and timedelta, ordinals for periods, the values of a numeric index."""
     if isinstance(index, pd.DatetimeIndex | pd.TimedeltaIndex):
-        return index.as_unit("ns").asi8
+        try:
+            return index.as_unit("ns").asi8
+        except (pd.errors.OutOfBoundsDatetime, pd.errors.OutOfBoundsTimedelta) as error:
+            raise ValueError(
+                f"Times up to {index.max()} lie beyond the nanosecond range time is measured "
+                "in (years 1677 to 2262, spans of 292 years): forecast nearer times (a "
+                "shorter fh)."
+            ) from error
     if isinstance(index, pd.PeriodIndex):
         return index.asi8
     return np.asarray(index)

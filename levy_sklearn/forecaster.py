@@ -43,6 +43,7 @@ from .training import LevyNeuralNet
 __all__ = ["LevyForecaster"]
 
 _INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
+_Y_LAYOUT = ("_y_metadata", "_y_mtype_last_seen")  # what sktime records of each y
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 _PRETRAINED = [
     "pretrained_net_",
@@ -147,9 +148,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     pretrained_channel_mean_, pretrained_channel_scale_ : ndarray of shape (n_channels,)
         The pretraining panel's per-channel standardisation.
     pretrained_columns_ : list
-        The pretraining panel's columns: later ``fit`` and ``update`` match ``y``'s columns
-        to them by name (any order); columns sharing no name are taken by position, with a
-        warning.
+        The pretraining panel's columns, which later ``fit`` and ``update`` match by name (in
+        any order); columns sharing no name are taken by position, with a warning.
 
     Notes
     -----
@@ -193,9 +193,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         "requires-fh-in-fit": False,
         "fit_is_empty": False,
     }
-    # sktime's future default, adopted now (which also silences its FutureWarning about the
-    # change): the history lives in ``_series`` and ``_update`` is our own, so sktime's copy
-    # of the data in ``_y``/``_X`` would be unused.
+    # sktime's future default, adopted now (silencing its FutureWarning): the history lives
+    # in ``_series`` and ``_update`` is our own, so sktime's copy in ``_y``/``_X`` is unused.
     _config = {"remember_data": False}
     # sktime's own data slots, empty until sktime stores data in them (only ever when
     # remember_data is switched on). sktime 1.2's BaseForecaster.__init__ creates them only
@@ -382,8 +381,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         return self
 
     def _check_X_y(self, X=None, y=None, **kwargs):
-        # Every y of fit, update and pretrain passes here before sktime checks it (its
-        # messages for these inputs name neither the column nor the fix; see sktime_ready).
+        # y before sktime checks it (sktime_ready); a refused update restores what it records
+        if y is not None:
+            self._y_before = [getattr(self, name, None) for name in _Y_LAYOUT]
         return super()._check_X_y(X=X, y=sktime_ready(y), **kwargs)
 
     def _update_y_X(self, y, X=None, **kwargs):
@@ -394,7 +394,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             try:
                 check_update(y, self._series, self.time_kind_)
             except (TypeError, ValueError):
-                self._y_metadata["feature_names"] = self._feature_names
+                self._y_metadata, self._y_mtype_last_seen = self._y_before
                 raise
         super()._update_y_X(y, X, **kwargs)
         if latest is not None and len(latest) and self._cutoff[0] < latest[0]:

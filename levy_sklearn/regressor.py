@@ -39,7 +39,13 @@ from .training import (
     make_levy_net,
     predict_in_chunks,
 )
-from .validation import check_magnitude, column_scaling, refuse_dates, target_scaling
+from .validation import (
+    check_magnitude,
+    column_scaling,
+    refuse_dates,
+    refuse_repeated_columns,
+    target_scaling,
+)
 
 __all__ = ["LevyAttentionRegressor"]
 
@@ -467,6 +473,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         rows of weight 0 are dropped."""
         refuse_dates(X)
         refuse_dates(y, "y")
+        refuse_repeated_columns(X, "X", "features are matched by name")
         with _explain_bad_input():
             X, y = validate_data(
                 self,
@@ -551,6 +558,7 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
         """Validated float64 rows for a fitted estimator (``NaN`` allowed)."""
         check_is_fitted(self)
         refuse_dates(X)
+        refuse_repeated_columns(X, "X", "features are matched by name")
         with _explain_bad_input():
             return validate_data(
                 self, X, dtype=np.float64, ensure_all_finite="allow-nan", reset=False

@@ -237,3 +237,41 @@ def refuse_dates(values: object, name: str = "X") -> None:
             "first, e.g. (t - t.min()) / pd.Timedelta('1D') for days (a raw cast would count "
             "micro- or nanoseconds since 1970, by the data's unit)."
         )
+
+
+def refuse_repeated_columns(values: object, name: str, why: str) -> None:
+    """Refuse a DataFrame with two columns of one name (anything else passes).
+
+    Parameters
+    ----------
+    values : object
+        ``X`` or ``y`` as given.
+    name : str
+        How the error message names them.
+    why : str
+        Why each column needs its own name here, for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the repeated names (scikit-learn's validation failed inside narwhals).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn.validation import refuse_repeated_columns
+    >>> X = pd.DataFrame([[1.0, 2.0]], columns=["a", "a"])
+    >>> refuse_repeated_columns(X, "X", "features are matched by name")
+    Traceback (most recent call last):
+    ...
+    ValueError: X has more than one column named ['a']; features are matched by name, so ...
+    """
+    columns = getattr(values, "columns", None)
+    if columns is None or not hasattr(columns, "duplicated"):
+        return
+    repeated = columns[columns.duplicated()].unique().tolist()
+    if repeated:
+        raise ValueError(
+            f"{name} has more than one column named {repeated}; {why}, so give every column "
+            "its own name."
+        )

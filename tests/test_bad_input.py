@@ -453,6 +453,23 @@ def test_forecaster_update_in_another_kind_of_time_is_refused_and_changes_nothin
     pd.testing.assert_series_equal(f.predict(fh=[1]), before)
 
 
+def test_forecaster_update_in_another_layout_is_refused_and_changes_nothing():
+    # A series updated with a one-series panel (or a panel with a plain frame) was joined
+    # under a new key, and every later predict failed inside a list comprehension (fuzz).
+    y = hourly(44).to_frame()
+    as_panel = pd.concat({"a": y.iloc[40:]}, names=["patient", "time"])
+    single = LevyForecaster(**TINY_FC).fit(y.iloc[:40])
+    panel = LevyForecaster(**TINY_FC).fit(pd.concat({"a": y.iloc[:40]}, names=["patient", "time"]))
+    for f, later, words in [
+        (single, as_panel, "a panel with 1 instance level.* but fit's y was a single series"),
+        (panel, y.iloc[40:], "a single series but fit's y was a panel"),
+    ]:
+        before = f.predict(fh=[1])
+        with pytest.raises(ValueError, match=rf"update's y is {words}"):
+            f.update(later, update_params=False)
+        pd.testing.assert_frame_equal(f.predict(fh=[1]), before)
+
+
 def test_forecaster_update_of_one_column_under_another_name_is_the_same_channel():
     # Before, the renamed column became a second channel and every later predict raised
     # torch's "index out of range" (an unnamed series updated with a named one).
@@ -802,8 +819,11 @@ def test_forecaster_unsorted_index_gets_a_short_message():
 def test_forecaster_warns_when_fh_is_before_the_first_observation():
     y = hourly()
     f = LevyForecaster(**TINY_FC).fit(y)
-    with pytest.warns(UserWarning, match="before the first observation of y"):
+    with pytest.warns(UserWarning, match="at or before the first observation of y"):
         f.predict(fh=pd.DatetimeIndex([y.index[0] - pd.Timedelta(1, "D")]))
+    # At the first observation itself only earlier ones are context: none (fuzz 27c).
+    with pytest.warns(UserWarning, match="at or before the first observation of y"):
+        f.predict(fh=pd.DatetimeIndex([y.index[0]]))
 
 
 def test_forecaster_unobserved_channel_after_pretrain_is_not_told_to_drop_it():
@@ -942,3 +962,21 @@ def test_a_new_series_far_outside_the_pretraining_panel_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         f.fit(hourly(seed=9).to_frame())
+
+
+def test_regressor_repeated_column_names_are_named():
+    # scikit-learn's validation failed inside narwhals ("DuplicateError") (fuzz 27c).
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(30, 3)), columns=["a", "a", "b"])
+    with pytest.raises(ValueError, match=r"X has more than one column named \['a'\]"):
+        LevyAttentionRegressor(**TINY_REG).fit(X, X["b"])
+    reg = LevyAttentionRegressor(**TINY_REG).fit(X.set_axis(["a", "c", "b"], axis=1), X["b"])
+    with pytest.raises(ValueError, match=r"X has more than one column named \['a'\]"):
+        reg.predict(X)
+
+
+def test_forecaster_fh_beyond_pandas_nanosecond_range_is_named():
+    # A daily series forecast 1e6 steps ahead failed in pandas' OutOfBoundsDatetime (fuzz).
+    y = pd.Series(np.sin(np.arange(60) / 3), index=pd.date_range("2021", periods=60, freq="D"))
+    f = LevyForecaster(**TINY_FC).fit(y)
+    with pytest.raises(ValueError, match=r"Times up to 4759-01-27 .* beyond the nanosecond range"):
+        f.predict(fh=[10**6])
