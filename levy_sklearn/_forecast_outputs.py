@@ -244,7 +244,7 @@ class ForecastOutputs:
         return self
 
     def __sklearn_clone__(self):
-        """``sklearn.base.clone(forecaster)``: sktime's :meth:`clone`, which keeps a
+        """``sklearn.base.clone(forecaster)``: sktime's ``clone()``, which keeps a
         pretrained network and its calibration (scikit-learn's rebuilds the forecaster from
         ``get_params`` alone).
 
