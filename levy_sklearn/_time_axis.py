@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,18 +84,25 @@ def index_kind(index: pd.Index) -> str:
     )
 
 
+@contextmanager
+def _within_nanoseconds() -> Iterator[None]:
+    """Name pandas' overflow of times beyond its nanosecond range (a far ``fh``), raised
+    from inside pandas: by ``as_unit``, or on older pandas by sktime's ``to_absolute``."""
+    try:
+        yield
+    except (pd.errors.OutOfBoundsDatetime, pd.errors.OutOfBoundsTimedelta) as error:
+        raise ValueError(
+            "fh reaches beyond the nanosecond range pandas holds times in (years 1677 to "
+            f"2262, spans of 292 years; {error}): forecast nearer times (a shorter fh)."
+        ) from error
+
+
 def _raw_values(index: pd.Index) -> np.ndarray:
     """Integer time of every point in the index's native resolution: nanoseconds for
     datetime (UTC) and timedelta, ordinals for periods, the values of a numeric index."""
     if isinstance(index, pd.DatetimeIndex | pd.TimedeltaIndex):
-        try:
+        with _within_nanoseconds():
             return index.as_unit("ns").asi8
-        except (pd.errors.OutOfBoundsDatetime, pd.errors.OutOfBoundsTimedelta) as error:
-            raise ValueError(
-                f"Times up to {index.max()} lie beyond the nanosecond range time is measured "
-                "in (years 1677 to 2262, spans of 292 years): forecast nearer times (a "
-                "shorter fh)."
-            ) from error
     if isinstance(index, pd.PeriodIndex):
         return index.asi8
     return np.asarray(index)
@@ -556,7 +564,9 @@ class TimeAxis:
             # (to_absolute_index raises), so add the spans to the cutoff here.
             _warn_if_meant_absolute(values, cutoff[0], self.horizon_span * self.unit)
             return pd.TimedeltaIndex(cutoff[0] + values)
-        return _in_zone(self._same_kind(fh.to_absolute_index(cutoff)), tz)
+        with _within_nanoseconds():
+            absolute = fh.to_absolute_index(cutoff)
+        return _in_zone(self._same_kind(absolute), tz)
 
     def _same_kind(self, index: pd.Index) -> pd.Index:
         """``index`` if it holds times of the series' kind; absolute times of another kind

@@ -355,9 +355,8 @@ def _conformalize(
         if n < _mapie_minimum(level):
             raise ValueError(
                 f"coverage={level:g} needs at least {_mapie_minimum(level)} calibration rows "
-                "per target, "
-                f"but the conformal calibration has {n} (rows with an observed y); "
-                f"calibrate on more held-out rows{_reachable(level, n)}."
+                f"per target, but the conformal calibration has {n} (rows with an observed "
+                f"y); calibrate on more held-out rows{_reachable(level, n)}."
             )
     fitted = []
     for q in range(mean.shape[1]):

@@ -1250,11 +1250,8 @@ def _check_fitted(key: str, attributes: dict) -> None:
                 "standardisation."
             )
         n_targets = attributes["net_"].module__n_targets
-        _check_shapes(
-            attributes,
-            {"x_scale_": (n,), "feature_times_": (n,), "y_mean_": (n_targets,)}
-            | {"y_scale_": (n_targets,), "n_targets_": n_targets},
-        )
+        expected = {"x_scale_": (n,), "feature_times_": (n,), "n_targets_": n_targets}
+        _check_shapes(attributes, expected | {"y_mean_": (n_targets,), "y_scale_": (n_targets,)})
         if attributes["_y_1d"] and n_targets != 1:
             raise _refuse(f"_y_1d is true for a network of {n_targets} targets.", _TAMPERED)
     if key == "LevyForecaster":

@@ -978,5 +978,5 @@ def test_forecaster_fh_beyond_pandas_nanosecond_range_is_named():
     # A daily series forecast 1e6 steps ahead failed in pandas' OutOfBoundsDatetime (fuzz).
     y = pd.Series(np.sin(np.arange(60) / 3), index=pd.date_range("2021", periods=60, freq="D"))
     f = LevyForecaster(**TINY_FC).fit(y)
-    with pytest.raises(ValueError, match=r"Times up to 4759-01-27 .* beyond the nanosecond range"):
+    with pytest.raises(ValueError, match=r"fh reaches beyond the nanosecond range"):
         f.predict(fh=[10**6])
