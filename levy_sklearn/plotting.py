@@ -181,6 +181,10 @@ def plot_fan_chart(
             raise ValueError(
                 f"coverage {coverage} of intervals lacks a 'lower' or 'upper' column."
             ) from None
+        if (limits[-1][1] > limits[-1][2]).any():  # drawn as a band all the same
+            raise ValueError(
+                f"coverage {coverage} of intervals has 'lower' above 'upper' (swapped columns?)."
+            )
     lines = [
         (_select(y_train, variable, "y_train"), {"color": "black", "lw": 1.2, "label": "history"}),
         (_select(y_pred, variable, "y_pred"), {"color": color, "lw": 1.8, "label": "forecast"}),
@@ -208,6 +212,9 @@ def plot_fan_chart(
         ax.plot(_plot_index(series.index), series.to_numpy(dtype=float), zorder=3, **style)
     if title is not None:
         ax.set_title(title)
+    if not ax.get_xlabel() and not ax.get_ylabel():  # a user's own labels stay
+        ax.set_xlabel(intervals.index.name or "time")
+        ax.set_ylabel(str(variable))
     ax.legend(loc="best")
     return ax
 

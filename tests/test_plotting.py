@@ -70,6 +70,7 @@ def test_fan_chart_one_band_per_coverage(coverages, index):
     assert len(bands) == len(coverages)
     assert [line.get_label() for line in ax.get_lines()] == ["history", "forecast", "actual"]
     assert ax.get_title() == "fan"
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("time", "y")  # it had no labels
     expected = [f"{100 * c:g}% interval" for c in sorted(coverages, reverse=True)]
     assert legend_texts(ax)[: len(coverages)] == expected
 
@@ -135,6 +136,9 @@ def test_fan_chart_bad_input():
         plot_fan_chart(y_train, y_pred, intervals, variable="z")
     with pytest.raises(ValueError, match="lacks a 'lower' or 'upper'"):
         plot_fan_chart(y_train, y_pred, intervals.drop(columns=[("y", 0.8, "upper")]))
+    swapped = intervals.rename(columns={"lower": "upper", "upper": "lower"}, level=2)
+    with pytest.raises(ValueError, match="'lower' above 'upper'"):  # drawn silently (hunt 27b)
+        plot_fan_chart(y_train, y_pred, swapped)
     with pytest.raises(TypeError, match="pandas Series or DataFrame"):
         plot_fan_chart(y_train.to_numpy(), y_pred, intervals)
     two = pd.DataFrame({"p": y_train, "q": y_train})
