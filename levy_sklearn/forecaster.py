@@ -43,7 +43,6 @@ from .training import LevyNeuralNet
 __all__ = ["LevyForecaster"]
 
 _INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
-_Y_LAYOUT = ("_y_metadata", "_y_mtype_last_seen")  # what sktime records of each y
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
 _PRETRAINED = [
     "pretrained_net_",
@@ -381,20 +380,21 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         return self
 
     def _check_X_y(self, X=None, y=None, **kwargs):
-        # y before sktime checks it (sktime_ready); a refused update restores what it records
-        if y is not None:
-            self._y_before = [getattr(self, name, None) for name in _Y_LAYOUT]
+        if y is not None and self.is_fitted:  # an update: what sktime records, to restore
+            self._y_before = self._y_metadata, self._y_mtype_last_seen
+        # Every y passes here before sktime's checks, whose messages name no fix (sktime_ready)
         return super()._check_X_y(X=X, y=sktime_ready(y), **kwargs)
 
     def _update_y_X(self, y, X=None, **kwargs):
         # sktime's update records y and moves the cutoff here, before _update: refuse what
         # _update cannot take first (a refused update leaves the forecaster as it was).
         latest = self._cutoff if self.is_fitted else None
+        before = self.__dict__.pop("_y_before", None)  # taken by _check_X_y for this update
         if self.is_fitted and y is not None:
             try:
                 check_update(y, self._series, self.time_kind_)
             except (TypeError, ValueError):
-                self._y_metadata, self._y_mtype_last_seen = self._y_before
+                self._y_metadata, self._y_mtype_last_seen = before
                 raise
         super()._update_y_X(y, X, **kwargs)
         if latest is not None and len(latest) and self._cutoff[0] < latest[0]:
