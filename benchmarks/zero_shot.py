@@ -950,7 +950,6 @@ def history_section(runs: list[dict]) -> list[str]:
                 "Levy cov80": levy["cov0.8"],
                 "Levy cov90": levy["cov0.9"],
                 "last value cov90": last["cov0.9"],
-                "targets": 1.0,
             }
         ).groupby(np.asarray(quartile), observed=True)
         summary = table.mean().round(3).assign(targets=table.size())

@@ -352,9 +352,10 @@ def _conformalize(
     # when predicting; say it here, in terms of the calibration rows rather than its "alpha".
     n = int(np.isfinite(y).sum(axis=0).min())
     for level in levels:
-        if n < _mapie_minimum(level):
+        needed = _mapie_minimum(level)
+        if n < needed:
             raise ValueError(
-                f"coverage={level:g} needs at least {_mapie_minimum(level)} calibration rows "
+                f"coverage={level:g} needs at least {needed} calibration rows "
                 f"per target, but the conformal calibration has {n} (rows with an observed "
                 f"y); calibrate on more held-out rows{_reachable(level, n)}."
             )
