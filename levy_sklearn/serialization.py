@@ -64,7 +64,8 @@ _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PR
 # mean weights keeps the network's forecast, one without level weights pulls nowhere, and
 # one without samples-ahead edges has one group per channel, one without growth shares
 # floors beyond the horizon like a random walk, one without unseen quantiles forecasts a
-# channel a subject never showed with the network, as they were).
+# channel a subject never showed with the network, one without history edges has one history
+# group, as they were).
 _LEAD_CALIBRATION_FIELDS = (
     "quantiles",
     "second_moment",
@@ -77,6 +78,7 @@ _LEAD_CALIBRATION_FIELDS = (
     "growth",
     "unseen_quantiles",
     "unseen_second_moment",
+    "history_edges",
 )
 _ADDED_SINCE_V1 = {
     "LevyForecaster": {"calibration_folds"},

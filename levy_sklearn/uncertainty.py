@@ -84,6 +84,11 @@ AHEAD_EDGES = np.array([1.5, 3.5])
 # Fewest scores of every channel and group for the groups to be kept: each then fills as
 # many lead bins as one channel does (smaller panels keep one group per channel).
 MIN_SCORES_PER_GROUP = MAX_BINS * MIN_SCORES_PER_BIN
+# Calibration groups by how much of the series a forecast's window saw (:func:`channel_counts`):
+# up to this many, split at quantiles of the held-out counts, within the samples-ahead groups.
+# Calibrated only across origins, short histories under-covered on three of four held-out
+# clinical panels and long ones over-covered (zero_shot.md, coverage by history length).
+HISTORY_GROUPS = 3
 
 
 def to_data_units(
@@ -175,7 +180,12 @@ class LeadCalibration:
 
     Where every channel has enough held-out scores (``MIN_SCORES_PER_GROUP``), each channel
     is split further into groups by how many samples ahead the forecast is
-    (:func:`samples_ahead`; ``ahead_edges``), each calibrated on its own. Within a group the
+    (:func:`samples_ahead`; ``ahead_edges``), each calibrated on its own, and each of those
+    further by how many observations of the channel the forecast's window saw
+    (:func:`channel_counts`; ``history_edges``: up to ``HISTORY_GROUPS`` groups at quantiles
+    of the held-out counts, where each still holds ``MIN_SCORES_PER_GROUP`` scores), so that
+    the intervals are calibrated for a subject seen briefly apart from one seen long: a
+    study's first samples come in its most variable phase. Within a group the
     factor follows the held-out scores in lead without the running maximum: at the same
     position, a later sample comes in a calmer phase of the series (studies sample densely
     where it moves), which held-out subjects show and a running maximum would hide.
@@ -218,6 +228,11 @@ class LeadCalibration:
         :meth:`quantile`). ``None``: no such forecasts.
     unseen_second_moment : ndarray of shape (n_channels,) or None, default=None
         The mean square of those scores.
+    history_edges : ndarray of shape (n_history - 1,) or None, default=None
+        Inner edges of the history groups (observations of the channel in the forecast's
+        context) within each samples-ahead group; every table then has ``n_channels ·
+        n_groups`` rows, ``n_groups`` the product of both group counts (see :meth:`rows`).
+        ``None``: one history group.
 
     Examples
     --------
@@ -241,6 +256,7 @@ class LeadCalibration:
         growth: np.ndarray | None = None,
         unseen_quantiles: np.ndarray | None = None,
         unseen_second_moment: np.ndarray | None = None,
+        history_edges: np.ndarray | None = None,
     ) -> None:
         self.quantiles = np.asarray(quantiles, dtype=np.float64)
         self.second_moment = np.asarray(second_moment, dtype=np.float64)
@@ -254,6 +270,9 @@ class LeadCalibration:
         self.growth = np.ones(rows) if growth is None else np.asarray(growth, dtype=np.float64)
         self.unseen_quantiles = _floats_or_none(unseen_quantiles)
         self.unseen_second_moment = _floats_or_none(unseen_second_moment)
+        self.history_edges = (
+            np.empty(0) if history_edges is None else np.asarray(history_edges, float)
+        )
 
     @property
     def n_bins(self) -> int:
@@ -262,12 +281,18 @@ class LeadCalibration:
 
     @property
     def n_groups(self) -> int:
-        """Number of samples-ahead groups per channel."""
-        return self.ahead_edges.size + 1
+        """Number of groups per channel: samples-ahead groups times history groups."""
+        return (self.ahead_edges.size + 1) * (self.history_edges.size + 1)
 
-    def rows(self, channels: np.ndarray, ahead: np.ndarray | None = None) -> np.ndarray:
-        """The table row of each forecast: its channel, and its samples-ahead group where the
-        calibration has groups. The other methods take these rows as ``channels``.
+    def rows(
+        self,
+        channels: np.ndarray,
+        ahead: np.ndarray | None = None,
+        history: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The table row of each forecast: its channel, and its samples-ahead and history
+        groups where the calibration has groups. The other methods take these rows as
+        ``channels``.
 
         Parameters
         ----------
@@ -275,6 +300,9 @@ class LeadCalibration:
         ahead : ndarray of the same shape or None, default=None
             Samples ahead of each forecast (:func:`samples_ahead`); ``None``: as many as
             the last group's.
+        history : ndarray of the same shape or None, default=None
+            Observations of the channel in each forecast's context
+            (:func:`channel_counts`); ``None``: as many as the last group's.
 
         Returns
         -------
@@ -289,23 +317,27 @@ class LeadCalibration:
         array([0, 1])
         """
         channels = np.asarray(channels, int)
-        if self.ahead_edges.size == 0:
-            return channels
         ahead = np.full(channels.shape, np.inf) if ahead is None else ahead
-        return _group_rows(channels, ahead, self.ahead_edges)
+        history = np.full(channels.shape, np.inf) if history is None else history
+        rows = _group_rows(channels, ahead, self.ahead_edges)
+        return _group_rows(rows, history, self.history_edges)
 
-    def _grouped(self, ahead_edges: np.ndarray) -> LeadCalibration:
-        """This calibration on the samples-ahead groups of ``ahead_edges``, which hold its
-        own edges: each group takes the rows of the group of this one it lies in."""
-        if np.array_equal(ahead_edges, self.ahead_edges):
+    def _grouped(self, ahead_edges: np.ndarray, history_edges: np.ndarray) -> LeadCalibration:
+        """This calibration on the groups of ``ahead_edges`` and ``history_edges``, which
+        hold its own edges: each group takes the rows of the group of this one it lies in."""
+        if np.array_equal(ahead_edges, self.ahead_edges) and np.array_equal(
+            history_edges, self.history_edges
+        ):
             return self
-        starts = np.concatenate([[-np.inf], ahead_edges])  # the fewest samples of each group
-        n_channels = self.quantiles.shape[0] // (self.ahead_edges.size + 1)
-        rows = _group_rows(
-            np.repeat(np.arange(n_channels), starts.size),
-            np.tile(starts, n_channels),
-            self.ahead_edges,
+        # The fewest samples ahead and observations of each new group, channel-major.
+        n_channels = self.quantiles.shape[0] // self.n_groups
+        chans, ahead, history = np.meshgrid(
+            np.arange(n_channels),
+            np.concatenate([[-np.inf], ahead_edges]),
+            np.concatenate([[-np.inf], history_edges]),
+            indexing="ij",
         )
+        rows = self.rows(chans.ravel(), ahead.ravel(), history.ravel())
 
         def take(t: np.ndarray | None) -> np.ndarray | None:
             return None if t is None else t[rows]
@@ -322,6 +354,7 @@ class LeadCalibration:
             take(self.growth),
             self.unseen_quantiles,
             self.unseen_second_moment,
+            history_edges,
         )
 
     def check(self, n_channels: int) -> None:
@@ -343,14 +376,14 @@ class LeadCalibration:
         >>> LeadCalibration.identity(2).check(3)
         Traceback (most recent call last):
         ...
-        ValueError: quantiles has 2 rows, not 3 (3 channels × 1 samples-ahead groups).
+        ValueError: quantiles has 2 rows, not 3 (3 channels × 1 groups).
         """
-        rows = n_channels * (self.ahead_edges.size + 1)
+        rows = n_channels * self.n_groups
         q = self.quantiles
         if q.ndim != 3 or q.shape[0] != rows or q.shape[1] < 1 or q.shape[2] != LEVELS.size:
             raise ValueError(
                 f"quantiles has {q.shape[0] if q.ndim else 0} rows, not {rows} ({n_channels} "
-                f"channels × {self.ahead_edges.size + 1} samples-ahead groups)."
+                f"channels × {self.n_groups} groups)."
                 if q.ndim and q.shape[0] != rows
                 else f"quantiles has shape {q.shape}, not ({rows}, bins, {LEVELS.size})."
             )
@@ -369,7 +402,8 @@ class LeadCalibration:
         for name, (table, shape) in shapes.items():
             if table is not None and table.shape != shape:
                 raise ValueError(f"{name} has shape {table.shape}, not {shape}.")
-        for name, table in [("quantiles", q), ("ahead_edges", self.ahead_edges)] + [
+        edge_tables = [("ahead_edges", self.ahead_edges), ("history_edges", self.history_edges)]
+        for name, table in [("quantiles", q), *edge_tables] + [
             (name, table) for name, (table, _) in shapes.items()
         ]:
             if table is not None and not np.isfinite(table).all():
@@ -381,7 +415,8 @@ class LeadCalibration:
         ]
         for name, table in [("edges", self.edges), ("centres", self.centres)]:
             rules.append((name, table is None or (np.diff(table) >= 0).all(), "be sorted"))
-        rules.append(("ahead_edges", (np.diff(self.ahead_edges) > 0).all(), "be sorted"))
+        for name, table in edge_tables:
+            rules.append((name, (np.diff(table) > 0).all(), "be sorted"))
         if self.unseen_quantiles is not None:
             u = self.unseen_quantiles
             good = (u >= 0).all() and (np.diff(u, axis=1) >= 0).all()
@@ -481,17 +516,19 @@ class LeadCalibration:
         ahead_edges: np.ndarray | None = None,
         growth: np.ndarray | None = None,
         typical_sigma: np.ndarray | None = None,
+        history_edges: np.ndarray | None = None,
     ) -> LeadCalibration:
-        """The weighted conformal quantiles and second moments of ``scores`` per channel (a
-        table row: channel and group with ``ahead_edges``) and bin. A new forecast weighs
-        what a held-out origin weighs in the group on average, ``W / n_o`` (``W`` the
+        """The weighted conformal quantiles and second moments of ``scores`` per table row
+        (channel and groups) and bin. A new forecast weighs what a held-out origin weighs in
+        the group on average, ``W / n_o`` (``W`` the
         group's total weight, ``n_o`` its distinct ``origins``; one origin per score when
         ``None``): the level-``c`` quantile is the smallest score whose cumulative weight
         reaches ``c·(W + W / n_o)``. With unit weights that is the ``⌈(n + 1)c⌉``-th
         smallest; with each origin's weight spread over its forecasts' lead bins, a new
         origin weighs in a bin the share a held-out one has there (the pooled conformal
         quantile of two-level data: origins exchangeable, each weighing the same), where a
-        whole unit would err wide on panels of few origins. Without groups, a typical width
+        whole unit would err wide on panels of few origins. Without samples-ahead groups, a
+        typical width
         (the factor times ``typical_sigma``, the bin's median held-out σ; 1 without it) is
         made non-decreasing in lead (see the class docstring)."""
         n_bins = centres.size
@@ -505,6 +542,8 @@ class LeadCalibration:
                 scores[members], weights[members], origins[members]
             )
             n_scores[ch, b] = members.sum()
+        # History groups keep the running maximum: unlike a samples-ahead group, one holds
+        # forecasts at every position, whose typical interval widens with lead.
         if ahead_edges is None or not ahead_edges.size:  # never narrower further ahead
             sigma = np.ones(second.shape) if typical_sigma is None else typical_sigma
             quantiles = np.maximum.accumulate(quantiles * sigma[..., None], axis=1)
@@ -520,6 +559,7 @@ class LeadCalibration:
             level_weight,
             ahead_edges,
             growth,
+            history_edges=history_edges,
         )
 
     @classmethod
@@ -535,6 +575,7 @@ class LeadCalibration:
         levels: np.ndarray | None = None,
         origins: np.ndarray | None = None,
         ahead: np.ndarray | None = None,
+        history: np.ndarray | None = None,
     ) -> LeadCalibration:
         """Calibrate from held-out forecasts, the mean shrunk towards its anchor by lead.
 
@@ -584,6 +625,11 @@ class LeadCalibration:
             into the groups of ``AHEAD_EDGES`` where every channel and group has
             ``MIN_SCORES_PER_GROUP`` scores (the weights and quantiles per group, see the
             class docstring); ``None``: one group per channel.
+        history : ndarray of shape (n,) or None, default=None
+            Observations of the channel in each forecast's context (:func:`channel_counts`):
+            each row (channel and samples-ahead group) is split further at quantiles of
+            ``history``, into as many groups (up to ``HISTORY_GROUPS``) as keep
+            ``MIN_SCORES_PER_GROUP`` scores in each; ``None``: no history groups.
 
         Returns
         -------
@@ -611,6 +657,12 @@ class LeadCalibration:
             rows = _group_rows(channels, ahead, AHEAD_EDGES)
             if np.bincount(rows, minlength=n_channels * g).min() >= MIN_SCORES_PER_GROUP:
                 channels, n_channels, ahead_edges = rows, n_channels * g, AHEAD_EDGES
+        history_edges = np.empty(0)
+        if history is not None:
+            history = np.asarray(history, float)
+            history_edges = _history_edges(channels, history, n_channels)
+            channels = _group_rows(channels, history, history_edges)
+            n_channels *= history_edges.size + 1
         weights = np.ones_like(targets) if weights is None else np.asarray(weights, float)
         edges, bins, centres = _lead_bins(channels, leads, n_channels)
         levels = np.zeros_like(targets) if levels is None else np.asarray(levels, float)
@@ -651,6 +703,7 @@ class LeadCalibration:
                 n_channels // n_by_channel,
             ),
             typical_sigma,
+            history_edges,
         )
 
     def mean_weight_at(self, channels: np.ndarray, leads: np.ndarray) -> np.ndarray:
@@ -727,9 +780,11 @@ class LeadCalibration:
         >>> bool(both.quantile(0.9, np.array([0]), np.array([0.0]))[0] > 3)
         True
         """
-        if not np.array_equal(self.ahead_edges, other.ahead_edges):  # both on all groups
-            edges = np.union1d(self.ahead_edges, other.ahead_edges)
-            return self._grouped(edges).at_least(other._grouped(edges))
+        ahead = np.union1d(self.ahead_edges, other.ahead_edges)
+        history = np.union1d(self.history_edges, other.history_edges)
+        mine, theirs = self._grouped(ahead, history), other._grouped(ahead, history)
+        if mine is not self or theirs is not other:  # both on all groups
+            return mine.at_least(theirs)
         # A calibration of a series' own held-out data has no population to read.
         unseen = (self.unseen_quantiles, self.unseen_second_moment)
         if self.unseen_quantiles is None:
@@ -755,6 +810,7 @@ class LeadCalibration:
             self.ahead_edges,
             np.maximum(self.growth, other.growth),
             *unseen,
+            self.history_edges,
         )
 
     def _knots(self) -> np.ndarray:
@@ -980,10 +1036,25 @@ def _conformal_quantiles(scores: np.ndarray, rank: np.ndarray) -> np.ndarray:
     return np.where(resolved, quantiles, np.maximum(scores[-1], quantiles[top] * z / z[top]))
 
 
-def _group_rows(channels: np.ndarray, ahead: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Table rows (channel-major) of forecasts of ``channels`` ``ahead`` samples ahead, with
-    the samples-ahead groups of ``edges``: one place for fitting and reading them."""
-    return channels * (edges.size + 1) + np.searchsorted(edges, ahead, side="right")
+def _group_rows(rows: np.ndarray, value: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Table rows (``rows``-major) of forecasts in ``rows`` split by ``value`` into the
+    groups of ``edges`` (samples ahead within channels, history within those): one place
+    for fitting and reading them."""
+    return rows * (edges.size + 1) + np.searchsorted(edges, value, side="right")
+
+
+def _history_edges(rows: np.ndarray, history: np.ndarray, n_rows: int) -> np.ndarray:
+    """Inner edges of the history groups: at quantiles of ``history`` (counts, so between
+    counts), as many groups (up to ``HISTORY_GROUPS``) as leave every row and group
+    ``MIN_SCORES_PER_GROUP`` scores; none where two groups would not."""
+    for n in range(HISTORY_GROUPS, 1, -1):
+        edges = np.unique(np.floor(np.quantile(history, np.arange(1, n) / n)) + 0.5)
+        grouped = _group_rows(rows, history, edges)
+        if np.bincount(grouped, minlength=n_rows * (edges.size + 1)).min() >= (
+            MIN_SCORES_PER_GROUP
+        ):
+            return edges
+    return np.empty(0)
 
 
 def _lead_bins(
@@ -1093,6 +1164,15 @@ def channel_ages(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
     return np.where(np.isfinite(last), -last, 0.0)
 
 
+def channel_counts(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
+    """Per window and channel, the channel's observations in the window's context: how much
+    of the series the forecast saw (the history groups of :class:`LeadCalibration`)."""
+    return np.stack(
+        [(tokens["mask"] & (tokens["channels"] == ch)).sum(1) for ch in range(n_channels)],
+        axis=1,
+    ).astype(float)
+
+
 def samples_ahead(lead: np.ndarray, spacing: np.ndarray, position: np.ndarray) -> np.ndarray:
     """How many samples ahead each forecast is: its ``position`` among the forecast times of
     its channel after the origin (1 for the first), or its lead in units of the channel's
@@ -1183,11 +1263,12 @@ def held_out_forecasts(
     normalised units (measured from each window's level, the anchor), channels, leads (the
     time from the channel's last context observation to the target), weights (each
     window's forecasts of a channel weigh 1 together), the population's level (see
-    :func:`population_levels`), the window (origin) of each forecast and how many samples
-    ahead it is (:func:`samples_ahead`), the inputs of :meth:`LeadCalibration.fit_forecasts`."""
+    :func:`population_levels`), the window (origin) of each forecast, how many samples
+    ahead it is (:func:`samples_ahead`) and how many observations of its channel the window
+    saw (:func:`channel_counts`), the inputs of :meth:`LeadCalibration.fit_forecasts`."""
     if not windows.series.size:
         empty = (np.empty(0),) * 3 + (np.empty(0, int),) + (np.empty(0),) * 3
-        return empty + (np.empty(0, int), np.empty(0))
+        return empty + (np.empty(0, int), np.empty(0), np.empty(0))
     out = net.predict_moments(windows.tokens)
     chans = windows.tokens["query_channels"]
     ages = channel_ages(windows.tokens, n_channels)
@@ -1216,6 +1297,7 @@ def held_out_forecasts(
         )[held],
         np.broadcast_to(np.arange(held.shape[0])[:, None], held.shape)[held],
         ahead[held],
+        np.take_along_axis(channel_counts(windows.tokens, n_channels), chans, axis=1)[held],
     )
 
 
@@ -1227,7 +1309,7 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
     warning that says how to hold out more."""
     # Window indexes count within each part: one id per held-out origin across the parts.
     offsets = np.cumsum([0] + [int(p[7].max(initial=-1)) + 1 for p in parts[:-1]])
-    parts = [(*p[:7], p[7] + o, p[8]) for p, o in zip(parts, offsets, strict=True)]
+    parts = [(*p[:7], p[7] + o, *p[8:]) for p, o in zip(parts, offsets, strict=True)]
     pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
     reason = "no calibration window could be cut"
     if pooled[0].size:
@@ -1239,6 +1321,7 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
                 levels=pooled[6],
                 origins=pooled[7],
                 ahead=pooled[8],
+                history=pooled[9],
             )
         except ValueError as err:  # too few held-out forecasts for a channel
             reason = str(err)
@@ -1322,6 +1405,7 @@ def window_forecasts(
     disagreement = np.empty_like(evidence)
     group = np.empty(mean.shape, dtype=np.int64)
     age, spacing = channel_ages(windows.tokens, n_ch), channel_spacing(windows.tokens, n_ch)
+    seen = channel_counts(windows.tokens, n_ch)
     for w, (i, k) in enumerate(where):
         rel = (at[i][k] - windows.origins[w])[:, None] + age[w]
         q = (k.size + 1) * n_ch
@@ -1329,7 +1413,8 @@ def window_forecasts(
         weight, pull = np.ones((k.size + 1, n_ch)), np.zeros((k.size + 1, n_ch))
         position = np.argsort(np.argsort(at[i][k], kind="stable"), kind="stable") + 1
         ahead = samples_ahead(rel, spacing[w], position[:, None])
-        group[i, k] = calibration.rows(np.broadcast_to(np.arange(n_ch), rel.shape), ahead)
+        chans = np.broadcast_to(np.arange(n_ch), rel.shape)
+        group[i, k] = calibration.rows(chans, ahead, np.broadcast_to(seen[w], rel.shape))
         weight[:-1] = calibration.mean_weight_at(group[i, k], rel)
         pull[:-1] = calibration.level_weight_at(group[i, k], rel)
         shrunk = weight.ravel() * out.mean[w, :q]

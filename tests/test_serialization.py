@@ -197,7 +197,7 @@ def test_loaded_forecaster_keeps_every_attribute(forecasters, tmp_path):
         assert again.get_params() == f.get_params()
 
 
-def test_a_calibration_with_samples_ahead_groups_round_trips(forecasters, tmp_path):
+def test_a_calibration_with_samples_ahead_and_history_groups_round_trips(forecasters, tmp_path):
     from levy_sklearn.uncertainty import LeadCalibration
 
     rng = np.random.default_rng(0)
@@ -212,12 +212,14 @@ def test_a_calibration_with_samples_ahead_groups_round_trips(forecasters, tmp_pa
         rng.uniform(0, 5, n),
         1,
         ahead=ahead,
+        history=rng.integers(1, 30, n).astype(float),
     )
-    assert f.calibration_.n_groups == 3
+    assert f.calibration_.n_groups == 9  # 3 samples-ahead groups × 3 history groups
     assert f.calibration_.growth.max() < 0.5  # errors that do not grow: not the default 1
     save(f, tmp_path / "f.levy.zip")
     again = load_from_path(tmp_path / "f.levy.zip").calibration_
-    for name in ("quantiles", "second_moment", "edges", "centres", "ahead_edges", "growth"):
+    names = ("quantiles", "second_moment", "edges", "centres", "ahead_edges", "history_edges")
+    for name in (*names, "growth"):
         np.testing.assert_array_equal(getattr(again, name), getattr(f.calibration_, name))
     assert_same(forecaster_outputs(f), forecaster_outputs(load_from_path(tmp_path / "f.levy.zip")))
 

@@ -13,6 +13,7 @@ from levy_sklearn.uncertainty import (
     LEVELS,
     MIN_SCORES_PER_GROUP,
     LeadCalibration,
+    channel_counts,
     channel_spacing,
     horizon_floor,
     samples_ahead,
@@ -403,9 +404,71 @@ def test_at_least_of_grouped_and_one_group_calibrations_is_at_least_both():
                 assert (mine >= cal.quantile(coverage, theirs, lead) - 1e-12).all()
 
 
-def random_calibration(rng, by_lead: bool, ahead_edges: list[float]) -> LeadCalibration:
+def history_draws(n, seed):
+    """Held-out forecasts of two channels whose σ-normalised error depends on how many
+    observations of the channel the window saw: wide after a few (a study's first, most
+    variable phase), narrow after many. The counts' tertiles fall inside 8 and 22."""
+    rng = np.random.default_rng(seed)
+    channels, leads = rng.integers(0, 2, n), rng.uniform(0, 12, n)
+    history = rng.choice([3, 8, 15, 22, 30, 40], n, p=[0.2, 0.2, 0.1, 0.2, 0.2, 0.1])
+    spread = np.select([history <= 8, history <= 22], [2.0, 1.0], 0.5)
+    errors = rng.standard_t(4, n) * spread * (1 + channels)
+    return errors, channels, leads, history.astype(float)
+
+
+def test_history_groups_cover_fresh_draws_after_short_and_long_histories():
+    errors, channels, leads, history = history_draws(60_000, seed=21)
+    zeros, ones = np.zeros_like(errors), np.ones_like(errors)
+    cal = LeadCalibration.fit_forecasts(errors, zeros, ones, channels, leads, 2, history=history)
+    np.testing.assert_array_equal(cal.history_edges, [8.5, 22.5])  # the counts' tertiles
+    assert cal.n_groups == 3
+    pooled = LeadCalibration.fit_forecasts(errors, zeros, ones, channels, leads, 2)
+    errors, channels, leads, history = history_draws(120_000, seed=22)
+    group = np.searchsorted([8.5, 22.5], history)
+    for coverage in (0.5, 0.9):
+        inside = np.abs(errors) <= cal.quantile(coverage, cal.rows(channels, None, history), leads)
+        pooled_inside = np.abs(errors) <= pooled.quantile(coverage, channels, leads)
+        for g, ch in itertools.product(range(3), range(2)):  # Monte Carlo, per group
+            sel = (group == g) & (channels == ch)
+            assert abs(inside[sel].mean() - coverage) < 0.03, (coverage, g, ch)
+        # One group covers short histories too rarely and long ones too often.
+        assert pooled_inside[group == 0].mean() < coverage - 0.05
+        assert pooled_inside[group == 2].mean() > coverage + 0.05
+
+
+def test_history_groups_split_samples_ahead_groups_only_where_all_fill():
+    errors, channels, leads, ahead = ahead_draws(40_000, seed=23)
+    history = np.random.default_rng(24).integers(1, 31, errors.size).astype(float)
+    args = errors, np.zeros_like(errors), np.ones_like(errors), channels, leads, 2
+    both = LeadCalibration.fit_forecasts(*args, ahead=ahead, history=history)
+    np.testing.assert_array_equal(both.ahead_edges, AHEAD_EDGES)
+    assert both.history_edges.size and both.n_groups == 3 * (both.history_edges.size + 1)
+    # Within each channel and samples-ahead group: (channel · 3 + ahead group) · n + history.
+    n = both.history_edges.size + 1
+    rows = both.rows(np.array([1]), np.array([2.0]), np.array([30.0]))
+    assert rows[0] == (1 * 3 + 1) * n + n - 1
+    # Too few scores for two history groups in some row: none, the fit without history.
+    few = slice(0, 2 * MIN_SCORES_PER_GROUP)
+    alone = LeadCalibration.fit_forecasts(*(a[few] for a in args[:5]), 2, history=history[few])
+    plain = LeadCalibration.fit_forecasts(*(a[few] for a in args[:5]), 2)
+    assert alone.history_edges.size == 0
+    np.testing.assert_array_equal(alone.quantiles, plain.quantiles)
+
+
+def test_channel_counts_by_hand():
+    tokens = {
+        "channels": np.array([[0, 0, 1, 0], [1, 1, 0, 0]]),
+        "mask": np.array([[True, True, True, False], [True, False, False, False]]),
+    }
+    np.testing.assert_array_equal(channel_counts(tokens, 3), [[2, 1, 0], [0, 1, 0]])
+
+
+def random_calibration(
+    rng, by_lead: bool, ahead_edges: list[float], history_edges: list[float] = ()
+) -> LeadCalibration:
     """Factors in any order of lead (a samples-ahead group's may fall with lead)."""
-    n_bins, rows = int(rng.integers(1, 6)), 2 * (len(ahead_edges) + 1)
+    n_bins = int(rng.integers(1, 6))
+    rows = 2 * (len(ahead_edges) + 1) * (len(history_edges) + 1)
     centres = np.sort(rng.uniform(-1, 11, n_bins)) if by_lead else None
     return LeadCalibration(
         np.sort(rng.uniform(0.5, 3, (rows, n_bins, len(LEVELS))), axis=2),
@@ -416,6 +479,7 @@ def random_calibration(rng, by_lead: bool, ahead_edges: list[float]) -> LeadCali
         mean_weight=rng.uniform(0, 1, (rows, n_bins)),
         ahead_edges=np.array(ahead_edges) if ahead_edges else None,
         growth=rng.uniform(0, 1, rows),
+        history_edges=np.array(history_edges) if history_edges else None,
     )
 
 
@@ -426,13 +490,18 @@ def test_at_least_holds_for_factors_falling_with_lead_and_different_groups(seed)
     # both at every lead, and keep the first one's mean weights (bug hunt 8: the result
     # read the first one by bin, 4 % narrower; different group edges were never merged).
     rng = np.random.default_rng(seed)
-    a = random_calibration(rng, True, [[], [2.0], [1.0, 4.0]][seed % 3])
-    b = random_calibration(rng, seed % 2 == 0, [[], [3.0], [2.0, 6.0]][seed // 2 % 3])
+    a = random_calibration(rng, True, [[], [2.0], [1.0, 4.0]][seed % 3], [[], [5.5]][seed % 2])
+    b = random_calibration(
+        rng, seed % 2 == 0, [[], [3.0], [2.0, 6.0]][seed // 2 % 3], [[8.5], [3.5, 9.5]][seed % 2]
+    )
     both = a.at_least(b)
     lead = np.concatenate([np.linspace(-2, 14, 801), b.edges, np.nextafter(b.edges, -np.inf)])
-    for ch, ahead in itertools.product((0, 1), (0.5, 1.0, 2.5, 3.0, 5.0, 20.0)):
+    groups = itertools.product((0, 1), (0.5, 1.0, 2.5, 3.0, 5.0, 20.0), (1.0, 4.0, 6.0, 9.0, 30.0))
+    for ch, ahead, seen in groups:
         chans, aheads = np.full(lead.size, ch), np.full(lead.size, ahead)
-        rows, ra, rb = both.rows(chans, aheads), a.rows(chans, aheads), b.rows(chans, aheads)
+        counts = np.full(lead.size, seen)
+        rows = both.rows(chans, aheads, counts)
+        ra, rb = a.rows(chans, aheads, counts), b.rows(chans, aheads, counts)
         for coverage in (0.5, 0.9, 0.95):
             q = both.quantile(coverage, rows, lead)
             floor = np.maximum(a.quantile(coverage, ra, lead), b.quantile(coverage, rb, lead))
