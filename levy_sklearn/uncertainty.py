@@ -17,10 +17,11 @@ distribution it reports in four steps, each written once here or named here:
 4. **Calibration** (:class:`LeadCalibration`): on held-out forecasts, the weights ``w`` and
    ``u`` with the least absolute error, each held-out origin weighing 1, and the weighted
    split-conformal quantiles of the σ-normalised error ``|y − mean| / σ``, per channel
-   (and, with enough held-out forecasts, per group of samples ahead: :func:`samples_ahead`)
-   and lead bin, for every coverage level. Intervals and quantiles read them level by
-   level; ``predict_var`` and ``predict_proba`` use the calibrated second moment (the
-   Normal with the calibrated distribution's variance).
+   (and, with enough held-out forecasts, per group of samples ahead, :func:`samples_ahead`,
+   and of observations the window saw, :func:`channel_counts`) and lead bin, for every
+   coverage level. Intervals and quantiles read them level by level; ``predict_var`` and
+   ``predict_proba`` use the calibrated second moment (the Normal with the calibrated
+   distribution's variance).
 
 After ``pretrain``, a channel a series has never shown skips steps 1–4: the population's
 mean with its scale as σ, calibrated by the pretraining panel's spread about that mean
@@ -61,6 +62,7 @@ if TYPE_CHECKING:  # annotations only: uncertainty sits below the training loop
 
 __all__ = [
     "LeadCalibration",
+    "channel_counts",
     "horizon_floor",
     "population_spread",
     "samples_ahead",
@@ -85,7 +87,7 @@ AHEAD_EDGES = np.array([1.5, 3.5])
 # many lead bins as one channel does (smaller panels keep one group per channel).
 MIN_SCORES_PER_GROUP = MAX_BINS * MIN_SCORES_PER_BIN
 # Calibration groups by how much of the series a forecast's window saw (:func:`channel_counts`):
-# up to this many, split at quantiles of the held-out counts, within the samples-ahead groups.
+# up to this many, split near quantiles of the held-out counts, within the samples-ahead groups.
 # Calibrated only across origins, short histories under-covered on three of four held-out
 # clinical panels and long ones over-covered (zero_shot.md, coverage by history length).
 HISTORY_GROUPS = 3
@@ -182,7 +184,7 @@ class LeadCalibration:
     is split further into groups by how many samples ahead the forecast is
     (:func:`samples_ahead`; ``ahead_edges``), each calibrated on its own, and each of those
     further by how many observations of the channel the forecast's window saw
-    (:func:`channel_counts`; ``history_edges``: up to ``HISTORY_GROUPS`` groups at quantiles
+    (:func:`channel_counts`; ``history_edges``: up to ``HISTORY_GROUPS`` groups near quantiles
     of the held-out counts, where each still holds ``MIN_SCORES_PER_GROUP`` scores), so that
     the intervals are calibrated for a subject seen briefly apart from one seen long: a
     study's first samples come in its most variable phase. Within a group the
@@ -627,7 +629,7 @@ class LeadCalibration:
             class docstring); ``None``: one group per channel.
         history : ndarray of shape (n,) or None, default=None
             Observations of the channel in each forecast's context (:func:`channel_counts`):
-            each row (channel and samples-ahead group) is split further at quantiles of
+            each row (channel and samples-ahead group) is split further near quantiles of
             ``history``, into as many groups (up to ``HISTORY_GROUPS``) as keep
             ``MIN_SCORES_PER_GROUP`` scores in each; ``None``: no history groups.
 
@@ -1044,11 +1046,18 @@ def _group_rows(rows: np.ndarray, value: np.ndarray, edges: np.ndarray) -> np.nd
 
 
 def _history_edges(rows: np.ndarray, history: np.ndarray, n_rows: int) -> np.ndarray:
-    """Inner edges of the history groups: at quantiles of ``history`` (counts, so between
-    counts), as many groups (up to ``HISTORY_GROUPS``) as leave every row and group
+    """Inner edges of the history groups: halfway between adjacent held-out counts, those
+    whose share of the forecasts at or below lies nearest to ``1/n, 2/n, …`` (counts tie: a
+    context full of observations is the most common count of a dense series), as many
+    groups (up to ``HISTORY_GROUPS``) as leave every row and group
     ``MIN_SCORES_PER_GROUP`` scores; none where two groups would not."""
+    values, counts = np.unique(history, return_counts=True)
+    between = (values[:-1] + values[1:]) / 2
+    share = np.cumsum(counts)[:-1] / history.size
     for n in range(HISTORY_GROUPS, 1, -1):
-        edges = np.unique(np.floor(np.quantile(history, np.arange(1, n) / n)) + 0.5)
+        if not between.size:
+            break
+        edges = np.unique(between[np.abs(share[:, None] - np.arange(1, n) / n).argmin(axis=0)])
         grouped = _group_rows(rows, history, edges)
         if np.bincount(grouped, minlength=n_rows * (edges.size + 1)).min() >= (
             MIN_SCORES_PER_GROUP
@@ -1166,7 +1175,26 @@ def channel_ages(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
 
 def channel_counts(tokens: dict[str, np.ndarray], n_channels: int) -> np.ndarray:
     """Per window and channel, the channel's observations in the window's context: how much
-    of the series the forecast saw (the history groups of :class:`LeadCalibration`)."""
+    of the series the forecast saw (the history groups of :class:`LeadCalibration`).
+
+    Parameters
+    ----------
+    tokens : dict of ndarray
+        Window tokens with ``"channels"`` and ``"mask"``, ``(n_windows, n_tokens)``.
+    n_channels : int
+
+    Returns
+    -------
+    ndarray of shape (n_windows, n_channels)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.uncertainty import channel_counts
+    >>> tokens = {"channels": np.array([[0, 1, 0]]), "mask": np.array([[True, True, False]])}
+    >>> channel_counts(tokens, 2)  # the third token is padding
+    array([[1., 1.]])
+    """
     return np.stack(
         [(tokens["mask"] & (tokens["channels"] == ch)).sum(1) for ch in range(n_channels)],
         axis=1,
