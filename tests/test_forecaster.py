@@ -1,5 +1,6 @@
 """LevyForecaster against independent references: sktime's own forecasters, scipy, pandas."""
 
+import copy
 import warnings
 
 import numpy as np
@@ -79,6 +80,33 @@ def irregular_fit():
     train = y[y.index <= y.index[-1] - pd.Timedelta(hours=10)]
     forecaster = LevyForecaster(context_length=24, max_horizon=8, **FAST).fit(train)
     return train, y[y.index > train.index[-1]], forecaster
+
+
+def test_intervals_read_the_history_group_of_each_prediction_window(irregular_fit):
+    # A two-group calibration (the Normal's half-widths in the first history group, three
+    # times them in the second), split below or above every context count: the forecasts
+    # must read the group of their window's count of observations, so the 90 % intervals
+    # differ by exactly the factor 3.
+    from levy_sklearn.uncertainty import LEVELS, LeadCalibration
+
+    train, test, fitted = irregular_fit
+    fh = pd.DatetimeIndex(test.index[:4])
+    n_ch = train.shape[1]
+    normal = norm.ppf(0.5 + LEVELS / 2)
+    quantiles = np.tile(np.stack([normal, 3 * normal])[:, None], (n_ch, 1, 1))
+    widths = []
+    for edge in (0.5, 1e9):  # every window saw each channel: all second group, all first
+        f = copy.deepcopy(fitted)
+        f.calibration_ = LeadCalibration(
+            quantiles,
+            np.ones((2 * n_ch, 1)),
+            np.empty(0),
+            np.ones((2 * n_ch, 1), int),
+            history_edges=np.array([edge]),
+        )
+        interval = f.predict_interval(fh, coverage=0.9).to_numpy()
+        widths.append(interval[:, 1::2] - interval[:, ::2])
+    np.testing.assert_allclose(widths[0], 3 * widths[1], rtol=1e-9)
 
 
 @pytest.mark.parametrize("kind", ["absolute", "timedelta"])
