@@ -1,6 +1,5 @@
 """LevyForecaster against independent references: sktime's own forecasters, scipy, pandas."""
 
-import copy
 import warnings
 
 import numpy as np
@@ -87,6 +86,8 @@ def test_intervals_read_the_history_group_of_each_prediction_window(irregular_fi
     # times them in the second), split below or above every context count: the forecasts
     # must read the group of their window's count of observations, so the 90 % intervals
     # differ by exactly the factor 3.
+    from copy import deepcopy
+
     from levy_sklearn.uncertainty import LEVELS, LeadCalibration
 
     train, test, fitted = irregular_fit
@@ -96,7 +97,7 @@ def test_intervals_read_the_history_group_of_each_prediction_window(irregular_fi
     quantiles = np.tile(np.stack([normal, 3 * normal])[:, None], (n_ch, 1, 1))
     widths = []
     for edge in (0.5, 1e9):  # every window saw each channel: all second group, all first
-        f = copy.deepcopy(fitted)
+        f = deepcopy(fitted)
         f.calibration_ = LeadCalibration(
             quantiles,
             np.ones((2 * n_ch, 1)),
