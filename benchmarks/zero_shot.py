@@ -928,15 +928,17 @@ def verdict_section(runs: list[dict]) -> list[str]:
 def history_section(runs: list[dict]) -> list[str]:
     """Markdown lines: coverage by how much of the subject was seen, the quartiles of ``k``
     (observations before the origin), for the newest Levy run and the last value of each
-    panel: the calibration is marginal over origins, and this shows where it is not
-    conditional on the history's length."""
+    panel: the calibration's history groups count observations in the forecast's context,
+    and this shows where coverage still depends on the history's length."""
     lines = [
         "### Coverage by history length (not a done-when bar)",
         "",
         "Quartiles of `k`, the observations before the origin, pooled over the newest run's "
         "seeds: LevyForecaster's coverage at 50 / 80 / 90 %, and the last value's at 90 %. The "
-        "calibration is marginal over the origins of held-out subjects (by channel, lead and "
-        "samples ahead), not conditional on the length of the history.",
+        "calibration is marginal over the origins of held-out subjects within its groups (by "
+        "channel, samples ahead, observations in the context where the held-out forecasts "
+        "fill such groups, and lead), not conditional on the whole history's length: a "
+        "context holds at most `context_length` of it.",
         "",
     ]
     for panel in ABLATION_PANELS:
