@@ -91,9 +91,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         At most this many target times per training window; ``"auto"``: 16 on irregularly
         spaced series, no cap on regular ones.
     calibration_fraction : float or "auto", default="auto"
-        Share of each series' span held out to calibrate σ (split conformal, per channel and
-        lead, every coverage level); ``"auto"``: a tenth where the tenths hold ≥ 1,000
-        values in all (series, channels), none otherwise. After ``pretrain`` only widens σ.
+        Share of each series' span held out to calibrate σ (split conformal, every level);
+        ``"auto"``: a tenth where all series' tenths hold ≥ 1,000 values, else none. After
+        ``pretrain``, any share > 0 calibrates on the whole (unseen) series, only widening σ.
     calibration_folds : int in [1, 5] or "auto", default="auto"
         ``pretrain`` calibrates σ on this many of five seeded folds of whole series, each
         forecast by a network trained without it; ``"auto"``: 5 below 100 series, else 1.
