@@ -652,19 +652,18 @@ class LeadCalibration:
         """
         targets, means = np.asarray(targets, float), np.asarray(means, float)
         sigmas, leads = np.asarray(sigmas, float), np.asarray(leads, float)
-        channels, ahead_edges = np.asarray(channels, int), np.empty(0)
+        channels, ahead_edges, history_edges = np.asarray(channels, int), np.empty(0), np.empty(0)
         by_channel, n_by_channel = channels, n_channels
-        if ahead is not None:
-            g = AHEAD_EDGES.size + 1
-            rows = _group_rows(channels, ahead, AHEAD_EDGES)
-            if np.bincount(rows, minlength=n_channels * g).min() >= MIN_SCORES_PER_GROUP:
-                channels, n_channels, ahead_edges = rows, n_channels * g, AHEAD_EDGES
-        history_edges = np.empty(0)
+        if ahead is not None and (
+            split := _filled_split(channels, ahead, AHEAD_EDGES, n_channels)
+        ):
+            (channels, n_channels), ahead_edges = split, AHEAD_EDGES
         if history is not None:
             history = np.asarray(history, float)
-            history_edges = _history_edges(channels, history, n_channels)
-            channels = _group_rows(channels, history, history_edges)
-            n_channels *= history_edges.size + 1
+            for candidate in _history_edges(history):  # the most groups that fill
+                if split := _filled_split(channels, history, candidate, n_channels):
+                    (channels, n_channels), history_edges = split, candidate
+                    break
         weights = np.ones_like(targets) if weights is None else np.asarray(weights, float)
         edges, bins, centres = _lead_bins(channels, leads, n_channels)
         levels = np.zeros_like(targets) if levels is None else np.asarray(levels, float)
@@ -1045,25 +1044,32 @@ def _group_rows(rows: np.ndarray, value: np.ndarray, edges: np.ndarray) -> np.nd
     return rows * (edges.size + 1) + np.searchsorted(edges, value, side="right")
 
 
-def _history_edges(rows: np.ndarray, history: np.ndarray, n_rows: int) -> np.ndarray:
-    """Inner edges of the history groups: halfway between adjacent held-out counts, those
-    whose share of the forecasts at or below lies nearest to ``1/n, 2/n, …`` (counts tie: a
-    context full of observations is the most common count of a dense series), as many
-    groups (up to ``HISTORY_GROUPS``) as leave every row and group
-    ``MIN_SCORES_PER_GROUP`` scores; none where two groups would not."""
+def _filled_split(
+    rows: np.ndarray, value: np.ndarray, edges: np.ndarray, n_rows: int
+) -> tuple[np.ndarray, int] | None:
+    """``rows`` split by ``value`` into the groups of ``edges``, and the number of rows
+    then, where every row and group keeps ``MIN_SCORES_PER_GROUP`` scores; ``None`` where
+    one would not (samples-ahead and history groups alike)."""
+    grouped, n_grouped = _group_rows(rows, value, edges), n_rows * (edges.size + 1)
+    if np.bincount(grouped, minlength=n_grouped).min() < MIN_SCORES_PER_GROUP:
+        return None
+    return grouped, n_grouped
+
+
+def _history_edges(history: np.ndarray) -> list[np.ndarray]:
+    """Candidate inner edges of the history groups, from ``HISTORY_GROUPS`` groups down to
+    two: halfway between adjacent held-out counts, those whose share of the forecasts at or
+    below lies nearest to ``1/n, 2/n, …`` (counts tie: a context full of observations is the
+    most common count of a dense series). None with a single count."""
     values, counts = np.unique(history, return_counts=True)
     between = (values[:-1] + values[1:]) / 2
     share = np.cumsum(counts)[:-1] / history.size
-    for n in range(HISTORY_GROUPS, 1, -1):
-        if not between.size:
-            break
-        edges = np.unique(between[np.abs(share[:, None] - np.arange(1, n) / n).argmin(axis=0)])
-        grouped = _group_rows(rows, history, edges)
-        if np.bincount(grouped, minlength=n_rows * (edges.size + 1)).min() >= (
-            MIN_SCORES_PER_GROUP
-        ):
-            return edges
-    return np.empty(0)
+    if not between.size:
+        return []
+    return [
+        np.unique(between[np.abs(share[:, None] - np.arange(1, n) / n).argmin(axis=0)])
+        for n in range(HISTORY_GROUPS, 1, -1)
+    ]
 
 
 def _lead_bins(
