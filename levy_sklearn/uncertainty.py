@@ -522,17 +522,16 @@ class LeadCalibration:
     ) -> LeadCalibration:
         """The weighted conformal quantiles and second moments of ``scores`` per table row
         (channel and groups) and bin. A new forecast weighs what a held-out origin weighs in
-        the group on average, ``W / n_o`` (``W`` the
-        group's total weight, ``n_o`` its distinct ``origins``; one origin per score when
-        ``None``): the level-``c`` quantile is the smallest score whose cumulative weight
-        reaches ``c·(W + W / n_o)``. With unit weights that is the ``⌈(n + 1)c⌉``-th
-        smallest; with each origin's weight spread over its forecasts' lead bins, a new
-        origin weighs in a bin the share a held-out one has there (the pooled conformal
-        quantile of two-level data: origins exchangeable, each weighing the same), where a
-        whole unit would err wide on panels of few origins. Without samples-ahead groups, a
-        typical width
-        (the factor times ``typical_sigma``, the bin's median held-out σ; 1 without it) is
-        made non-decreasing in lead (see the class docstring)."""
+        the group on average, ``W / n_o`` (``W`` the group's total weight, ``n_o`` its
+        distinct ``origins``; one origin per score when ``None``): the level-``c`` quantile
+        is the smallest score whose cumulative weight reaches ``c·(W + W / n_o)``. With unit
+        weights that is the ``⌈(n + 1)c⌉``-th smallest; with each origin's weight spread over
+        its forecasts' lead bins, a new origin weighs in a bin the share a held-out one has
+        there (the pooled conformal quantile of two-level data: origins exchangeable, each
+        weighing the same), where a whole unit would err wide on panels of few origins.
+        Without samples-ahead groups, a typical width (the factor times ``typical_sigma``,
+        the bin's median held-out σ; 1 without it) is made non-decreasing in lead (see the
+        class docstring)."""
         n_bins = centres.size
         weights = np.ones_like(scores) if weights is None else weights
         origins = np.arange(scores.size) if origins is None else origins
@@ -1062,10 +1061,10 @@ def _history_edges(history: np.ndarray) -> list[np.ndarray]:
     below lies nearest to ``1/n, 2/n, …`` (counts tie: a context full of observations is the
     most common count of a dense series). None with a single count."""
     values, counts = np.unique(history, return_counts=True)
+    if values.size < 2:
+        return []
     between = (values[:-1] + values[1:]) / 2
     share = np.cumsum(counts)[:-1] / history.size
-    if not between.size:
-        return []
     return [
         np.unique(between[np.abs(share[:, None] - np.arange(1, n) / n).argmin(axis=0)])
         for n in range(HISTORY_GROUPS, 1, -1)
