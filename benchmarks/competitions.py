@@ -77,7 +77,7 @@ Run (peers environment, ``OMP_NUM_THREADS=1``)::
 
 Runtime (one thread on a shared 2-core machine, torch 2.13 CPU), CPU s recorded per Levy
 seed (global / zero-shot, fit and predictions; on these panels the network trains all
-``max_epochs`` = 10 passes at 256 windows a step, ``training.training_budget``; session 20,
+``max_epochs`` = 10 passes at 256 windows a step, ``training.training_budget``;
 Intel Xeon, two runs side by side) and for the peers (ETS + Theta + naive / AutoARIMA on
 every series, AMD EPYC): Tourism quarterly 148 / 141 and 26 / 223; Tourism monthly 567 / 506
 and 75 / 1,607; M3 monthly 665 / 623 and 126 / 1,053. Three seeds of everything: about 3
