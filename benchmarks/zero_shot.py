@@ -120,12 +120,12 @@ from ._common import (
     write_report,
 )
 
-# LevyForecaster's settings, the same for every panel and for the "before" and "after" runs:
-# the defaults, spelled out so that a later change of a default cannot slip into the
-# comparison. Both spans count time units (the pretraining panel's median spacing): 36 and
-# 12 units are 36 min / 12 min (remifentanil), 55 h / 18 h (theoph), 108 d / 36 d (quinidine),
-# 3 h / 1 h (glucose) and 4 h / 1.3 h (vitals), i.e. the horizon covers most of the leads
-# asked for here (beyond it the forecaster's random-walk floor takes over).
+# LevyForecaster's settings, the same for every panel and every run: the defaults, spelled
+# out so that a later change of a default cannot slip into a comparison of runs. Both spans
+# count time units (the pretraining panel's median spacing): 36 and 12 units are 36 min /
+# 12 min (remifentanil), 55 h / 18 h (theoph), 108 d / 36 d (quinidine), 3 h / 1 h (glucose)
+# and 4 h / 1.3 h (vitals), i.e. the horizon covers most of the leads asked for here (beyond
+# it the forecaster's variance floor takes over).
 LEVY_PARAMS: dict = {"context_length": 36, "max_horizon": 12}
 COVERAGES = [0.5, 0.8, 0.9, 0.95]
 LEVELS = [round(q, 2) for q in np.arange(1, 100) / 100]  # quantile grid of the CRPS
