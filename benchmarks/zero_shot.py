@@ -723,7 +723,9 @@ def run(
     if out.exists() and not force:
         raise SystemExit(f"{out} exists: runs are append-only evidence (pass --force to redo).")
     if ablation is not None and (seeds is None or set(seeds) & REPORTED_SEEDS):
-        raise SystemExit("Ablations choose defaults on other splits than the reported 0-9, 20-39.")
+        raise SystemExit(
+            "An ablation needs --seeds, other splits than the reported 0-9 and 20-39."
+        )
     import sklearn
     import statsmodels
     import torch
@@ -1128,7 +1130,14 @@ def ablation_report() -> Path:
             f"| {r['label']} | {r['commit']} | {'yes' if r['dirty'] else 'no'} | "
             f"{r['created']} | {r['total_cpu_s']:.0f} | `{r['levy_params']}` |"
         )
-    lines += ["", "Reproduce each run with its command:", ""]
+    lines += [
+        "",
+        "Each run's command (a run marked `library edited` measured a candidate change of the "
+        "library, whose patch git history holds under `benchmarks/results/zero_shot_ablation/` "
+        "before 2026-12-06; this file is rebuilt from the runs by "
+        "`python -m benchmarks.zero_shot --ablation-report`):",
+        "",
+    ]
     lines += [f"* `{r['command']}`" for r in runs]
     lines.append("")
     for panel in ABLATION_PANELS:
