@@ -9,7 +9,7 @@ TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 # The virtual environment of the peers benchmarks (`make benchmarks-peers`).
 PEERS_VENV ?= peers
-# The name of zero_shot's run in `make benchmarks-full` (results/zero_shot_runs/NAME.json).
+# The name of zero_shot's run in `make benchmarks-full` (results/zero_shot_runs/NAME.json.gz).
 ZERO_SHOT_LABEL ?= $(shell git rev-parse --short HEAD)
 
 .PHONY: install demo test lint docs benchmarks benchmarks-full benchmarks-peers clean
@@ -68,7 +68,7 @@ benchmarks-full: benchmarks
 	OMP_NUM_THREADS=1 $(PY) -m benchmarks.speed --repeats 3
 	OMP_NUM_THREADS=1 $(PY) -m benchmarks.speed --floor
 	OMP_NUM_THREADS=1 $(PY) -m benchmarks.speed --predict
-	OMP_NUM_THREADS=1 $(PY) -m benchmarks.zero_shot --label $(ZERO_SHOT_LABEL) --force --seeds 0 1 2
+	OMP_NUM_THREADS=1 $(PY) -m benchmarks.zero_shot --label $(ZERO_SHOT_LABEL) --force
 	OMP_NUM_THREADS=1 $(PY) -m benchmarks.zero_shot --report
 	OMP_NUM_THREADS=1 $(PY) -m benchmarks.zero_shot --ablation-report
 

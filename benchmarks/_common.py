@@ -7,6 +7,8 @@ hand-kept ``results/*_notes.md`` files are never written here or by any script.
 
 from __future__ import annotations
 
+import gzip
+import json
 import platform
 import subprocess
 import warnings
@@ -69,6 +71,37 @@ def write_report(text: str, name: str | Path, *, echo: bool = True) -> Path:
     if echo:
         print(text)
     return path
+
+
+# --------------------------------------------------------------------------- run records
+#: How a raw run record is stored: compact JSON, gzip-compressed (the per-target arrays
+#: that reports bootstrap over make plain JSON ten times larger).
+RECORD_SUFFIX = ".json.gz"
+
+
+def write_record(path: Path, record: dict) -> Path:
+    """Write one run's raw record to ``path`` (which ends in :data:`RECORD_SUFFIX`).
+
+    The bytes depend on the record alone (no timestamp in the gzip header), so an unchanged
+    record rewrites to an unchanged file. Floats round-trip exactly through JSON.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+    with path.open("wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
+        f.write(text.encode("utf-8"))
+    return path
+
+
+def read_record(path: Path) -> dict:
+    """One run record written by :func:`write_record`."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def record_paths(folder: Path, pattern: str = "*") -> list[Path]:
+    """The run records in ``folder`` whose name (before the suffix) matches ``pattern``,
+    sorted by name."""
+    return sorted(folder.glob(pattern + RECORD_SUFFIX))
 
 
 # --------------------------------------------------------------------------- peers

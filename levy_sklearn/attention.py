@@ -53,9 +53,9 @@ _PAD_LOGIT = -1e5
 # since torch 2.2; without it, or on other devices, _attend materialises the weights).
 _FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
 # The kernel pays only for one head-width of values over many keys: timed against _Attend
-# in float64 on one thread (session 19), it was 1.2-2.4x faster from 64 keys on, 0.6-0.9x
-# as fast below, and 0.2-0.9x with three head-widths of values (three kernel calls) at any
-# number of keys. Both give the same numbers to ~1e-15.
+# in float64 on one thread (torch 2.13, Intel Xeon), it was 1.2-2.4x faster from 64 keys
+# on, 0.6-0.9x as fast below, and 0.2-0.9x with three head-widths of values (three kernel
+# calls) at any number of keys. Both give the same numbers to ~1e-15.
 _FUSE_MIN_KEYS = 64
 
 _EXP_CUTOFF = -80.0

@@ -53,9 +53,10 @@ __all__ = ["LevyAttentionRegressor"]
 # such as those of sklearn's estimator checks, cannot be split at all): train on every row.
 _MIN_VALIDATION_ROWS = 5
 # n_layers="auto" and value_embedding="auto" give tables of at least this many training rows
-# an encoder block and periodic value embeddings (chosen on held-out tables,
-# benchmarks/results/regressor_budget_notes.md, run 4: 11 % lower CRPS on the large ones; small
-# ones gain little and lose coverage).
+# an encoder block and periodic value embeddings (chosen on held-out tables: 11 % lower CRPS
+# on the large ones; small ones gain little and lose coverage;
+# benchmarks/results/regressor_budget_notes.md, "periodic value embeddings and an encoder
+# block from 2,000 rows").
 _LARGE_TABLE_ROWS = 2000
 # Integer sample weights up to this many times the row count are applied by repeating rows.
 _MAX_REPEAT = 10
@@ -232,12 +233,12 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     default: set ``validation_fraction`` (and ``patience``) for larger data. From 2,000
     training rows on, ``n_layers="auto"`` and ``value_embedding="auto"`` add an encoder block
     and periodic value embeddings, which lowered the CRPS on held-out tables of thousands of
-    rows by up to 26 % (``benchmarks/results/regressor_budget_notes.md``, run 4); on small tables
+    rows by up to 26 % (``benchmarks/results/regressor_budget_notes.md``); on small tables
     they cost coverage. Beyond about 2,400 rows, 40 epochs would take more than
     ``max_steps=1500`` optimizer steps, and the fit trains for the epochs that fit within
     them instead, so its cost stops growing with the number of rows
     (``benchmarks/results/speed.md``): the larger network needs half the steps of the
-    smaller one (run 5: 1.5 % more CRPS than with 3,000 steps at half the time; still 23 %
+    smaller one (1.5 % more CRPS than with 3,000 steps at about half the time; still 23 %
     less than the smaller network's on diamonds).
 
     With ``random_state=None`` every fit is seeded afresh from NumPy's global generator;

@@ -33,7 +33,7 @@ from .tokens import tokens_from_events
 __all__ = ["SeriesWindows", "infer_seasonal_period", "series_windows"]
 
 # Share of the gap windows of observation_dropout that are holes before a last observation
-# (chosen on held-out series: benchmarks/results/forecaster_ablation_notes.md, run 9).
+# (chosen on held-out series: benchmarks/results/forecaster_ablation_notes.md, "hole windows").
 HOLE_SHARE = 0.5
 
 

@@ -171,8 +171,9 @@ def test_regressor_numbers_as_text_in_y_are_read_as_numbers():
 
 
 def test_a_training_that_ends_worse_than_the_trivial_forecast_warns():
-    # lr=1: means of 24,000-32,000 for a y in [25, 341] and σ 1e6, without a word (the
-    # loss stayed finite); the trivial forecast is y's mean with y's spread.
+    # lr=1 gives means of 24,000-32,000 for a y in [25, 341] and σ 1e6 while the loss stays
+    # finite, so only a comparison with the trivial forecast (y's mean with y's spread) can
+    # tell.
     X, y = table(200, seed=3)
     y = 100 + 50 * y
     with pytest.warns(UserWarning, match=r"Training ended with a loss of .* worse than .*lr=1\b"):
@@ -193,15 +194,16 @@ def test_numpy_integers_and_an_empty_training_split_are_read_or_named(model):
         fit = lambda m: m.fit(data)  # noqa: E731
     params = {**(TINY_REG if model == "regressor" else TINY_FC)}
     fit(make(**{**params, "batch_size": np.int64(32)}))  # torch's loader refused it
-    # Every row held out: scikit-learn's "the resulting train set will be empty" before
-    # (the regressor silently trained without validation).
+    # Every row held out: named here, before scikit-learn's "the resulting train set will
+    # be empty" (or a fit without validation).
     with pytest.raises(ValueError, match=r"validation_fraction=0.999 holds out every one"):
         fit(make(**{**params, "validation_fraction": 0.999}))
 
 
 def test_regressor_diverged_training_is_an_error_naming_lr_not_nan_forecasts():
-    # lr=0.5 with the NLL returned NaN predictions silently (and such a model saved but
-    # could not be loaded); with CRPS, torch's Normal failed printing a page of tensor.
+    # lr=0.5 diverges: unchecked, the NLL would return NaN predictions (and save a model
+    # that cannot be loaded), and with CRPS torch's Normal would fail printing a page of
+    # tensor.
     X, y = table(200, seed=3)
     for params in ({"lr": 10.0}, {"lr": 10.0, "loss": "nll"}):
         model = LevyAttentionRegressor(**{**TINY_REG, "max_epochs": 10, **params})
@@ -454,8 +456,8 @@ def test_forecaster_update_in_another_kind_of_time_is_refused_and_changes_nothin
 
 
 def test_forecaster_update_in_another_layout_is_refused_and_changes_nothing():
-    # A series updated with a one-series panel (or a panel with a plain frame) was joined
-    # under a new key, and every later predict failed inside a list comprehension (fuzz).
+    # A series updated with a one-series panel (or a panel with a plain frame) would be
+    # joined under a new key, and every later predict would fail deep inside.
     y = hourly(44).to_frame()
     as_panel = pd.concat({"a": y.iloc[40:]}, names=["patient", "time"])
     single = LevyForecaster(**TINY_FC).fit(y.iloc[:40])
@@ -726,7 +728,7 @@ def test_forecaster_reads_an_object_column_of_numbers_and_names_one_of_text():
 
 
 def test_forecaster_fitted_after_pretrain_on_other_spacing_warns():
-    # Hourly pretraining, daily data: one observation per context, flat forecasts, silently.
+    # Hourly pretraining, daily data: one observation per context and flat forecasts.
     panel = pd.concat({k: hourly(seed=k) for k in range(6)}, names=["subject", "time"])
     f = LevyForecaster(**TINY_FC).pretrain(panel.to_frame())
     daily = hourly().set_axis(pd.date_range("2021-01-01", periods=48, freq="D"))
@@ -747,7 +749,7 @@ def test_forecaster_fitted_after_pretrain_on_other_spacing_warns():
     [("context_length", "contexts hold one observation"), ("max_horizon", "next observation")],
 )
 def test_forecaster_spans_shorter_than_one_sampling_step_warn(param, words):
-    # Half an hour on hourly data: a context of one observation ran without a word (fuzz).
+    # Half an hour on hourly data: a context of one observation at most.
     y = hourly(n=200)
     with pytest.warns(UserWarning, match=rf"{param} spans 0.5 time units.*{words}"):
         try:
@@ -757,7 +759,7 @@ def test_forecaster_spans_shorter_than_one_sampling_step_warn(param, words):
 
 
 def test_forecaster_warns_about_a_series_never_observed():
-    # An all-NaN column was named; an all-NaN series of a panel was forecast silently.
+    # An all-NaN column is named, and so is an all-NaN series of a panel.
     y = hourly().to_frame()
     panel = pd.concat({"a": y, "b": y * np.nan, "c": y}, names=["patient", "time"])
     with pytest.warns(UserWarning, match=r"Series \['b'\] of y have no observed value"):
@@ -766,7 +768,7 @@ def test_forecaster_warns_about_a_series_never_observed():
 
 def test_forecaster_after_pretrain_warns_about_a_series_lacking_a_channel():
     # After pretrain, a series without a channel the others have is forecast by the
-    # population; that was silent (bug hunt 8). Without pretrain the network forecasts it
+    # population, which the user should know. Without pretrain the network forecasts it
     # from the series' other channel: no warning.
     def two(seed):
         return pd.concat([hourly(seed=seed), hourly(seed=seed + 50)], axis=1, keys=["hr", "bp"])
@@ -784,8 +786,8 @@ def test_forecaster_after_pretrain_warns_about_a_series_lacking_a_channel():
 
 @pytest.mark.parametrize("constant", [1e-6, -3e-4])
 def test_a_constant_target_is_predicted_in_its_own_magnitude(constant):
-    # Scaled by 1, the network's ~1e-3 came back in data units: 1e-6 was predicted as
-    # -2e-3 with σ 1.5e-2 (a bug hunt), the forecaster's as 4.7e-4.
+    # Scaled by 1, the network's ~1e-3 would come back in data units: 1e-6 predicted as
+    # -2e-3 with σ 1.5e-2 by the regressor, as 4.7e-4 by the forecaster.
     X = np.random.default_rng(0).normal(size=(60, 3))
     mean, std = (
         LevyAttentionRegressor(**TINY_REG)
@@ -821,7 +823,7 @@ def test_forecaster_warns_when_fh_is_before_the_first_observation():
     f = LevyForecaster(**TINY_FC).fit(y)
     with pytest.warns(UserWarning, match="at or before the first observation of y"):
         f.predict(fh=pd.DatetimeIndex([y.index[0] - pd.Timedelta(1, "D")]))
-    # At the first observation itself only earlier ones are context: none (fuzz 27c).
+    # At the first observation itself only earlier ones are context: none.
     with pytest.warns(UserWarning, match="at or before the first observation of y"):
         f.predict(fh=pd.DatetimeIndex([y.index[0]]))
 
@@ -864,12 +866,12 @@ def test_forecaster_season_of_one_unit_is_none_and_a_shorter_than_two_is_refused
     np.testing.assert_array_equal(one.predict(fh=[1, 2]), none.predict(fh=[1, 2]))
     with pytest.raises(ValueError, match=r"shorter than two.*seasonal_period=None"):
         LevyForecaster(**TINY_FC, seasonal_period="90min").fit(y)
-    with pytest.raises(ValueError, match=r"shorter than two"):  # was "no season", silently
+    with pytest.raises(ValueError, match=r"shorter than two"):  # not "no season" unsaid
         LevyForecaster(**TINY_FC, seasonal_period="30min").fit(y)
 
 
 def test_forecaster_season_longer_than_half_the_context_warns():
-    # TINY_FC's context is 8 hours: a daily season cannot be removed, and was not, silently
+    # TINY_FC's context is 8 hours: a daily season cannot be removed, and the user is told
     with pytest.warns(UserWarning, match="fewer than 2 seasonal periods of 24") as record:
         LevyForecaster(**TINY_FC, seasonal_period="1D").fit(hourly())
     assert record[0].filename == __file__
@@ -911,8 +913,7 @@ def test_forecaster_infinite_span_is_named():
 
 def test_forecaster_timedelta_fh_that_looks_like_index_times_warns():
     # On a TimedeltaIndex a Timedelta fh counts from the cutoff (sktime's convention): the
-    # new-subjects guide passed the next sampling times themselves and silently forecast
-    # them a whole cutoff later.
+    # next sampling times passed themselves would be forecast a whole cutoff later.
     y = hourly()
     y.index = y.index - y.index[0]
     f = LevyForecaster(**TINY_FC).fit(y)
@@ -953,8 +954,8 @@ def test_pretraining_does_not_depend_on_the_order_of_the_panels_series():
 
 def test_a_new_series_far_outside_the_pretraining_panel_warns():
     # Zero-shot forecasts are pulled towards the pretraining panel's level where that
-    # forecast its held-out subjects better: a series ten standard deviations away got
-    # 90 % intervals covering 0.08, silently.
+    # forecast its held-out subjects better: a series ten standard deviations away gets
+    # 90 % intervals covering 0.08, so it is warned about.
     panel = pd.concat({k: hourly(seed=k).to_frame() for k in range(6)})
     f = LevyForecaster(**TINY_FC).pretrain(panel)
     with pytest.warns(UserWarning, match="standard deviations of the pretraining panel"):
@@ -965,7 +966,7 @@ def test_a_new_series_far_outside_the_pretraining_panel_warns():
 
 
 def test_regressor_repeated_column_names_are_named():
-    # scikit-learn's validation failed inside narwhals ("DuplicateError") (fuzz 27c).
+    # Named here, before scikit-learn's validation fails inside narwhals ("DuplicateError").
     X = pd.DataFrame(np.random.default_rng(0).normal(size=(30, 3)), columns=["a", "a", "b"])
     with pytest.raises(ValueError, match=r"X has more than one column named \['a'\]"):
         LevyAttentionRegressor(**TINY_REG).fit(X, X["b"])
@@ -975,7 +976,7 @@ def test_regressor_repeated_column_names_are_named():
 
 
 def test_forecaster_fh_beyond_pandas_nanosecond_range_is_named():
-    # A daily series forecast 1e6 steps ahead failed in pandas' OutOfBoundsDatetime (fuzz).
+    # A daily series forecast 1e6 steps ahead: named here, not pandas' OutOfBoundsDatetime.
     y = pd.Series(np.sin(np.arange(60) / 3), index=pd.date_range("2021", periods=60, freq="D"))
     f = LevyForecaster(**TINY_FC).fit(y)
     with pytest.raises(ValueError, match=r"fh reaches beyond the nanosecond range"):

@@ -207,9 +207,9 @@ def test_too_few_calibration_rows_for_the_level_are_refused_when_fitting():
 
 
 def test_every_coverage_is_refused_here_or_reached_never_refused_inside_mapie():
-    # Coverage 1 − 1/n (or 1/n) passed a tolerant check here and failed inside MAPIE at
-    # predict time ("score is too low"), its decimal alpha rounding 1/alpha above n (bug
-    # hunt 27b: 203 such pairs for n = 2 to 199). The advice's level must be reachable too.
+    # Coverage 1 − 1/n (or 1/n) would pass a tolerant check here and fail inside MAPIE at
+    # predict time ("score is too low"), its decimal alpha rounding 1/alpha above n (203
+    # such pairs for n = 2 to 199). The advice's level must be reachable too.
     rng = np.random.default_rng(3)
     for n in range(2, 41):
         mean, std, y = heteroscedastic(n, rng)
@@ -239,7 +239,7 @@ def test_shape_mismatch_is_rejected():
         (0.0, 0.0, 0.5, "std must be finite and positive"),  # scores of 5e11
         (0.0, np.nan, 0.5, "std must be finite"),
         (np.inf, 1.0, 0.5, "mean holds NaN or infinite"),
-        (0.0, 1.0, np.inf, "y holds infinite values"),  # was silently dropped
+        (0.0, 1.0, np.inf, "y holds infinite values"),  # not dropped unsaid
     ],
 )
 def test_calibration_moments_no_interval_can_come_from_are_refused(mean, std, y, message):
@@ -263,8 +263,8 @@ def test_new_moments_with_a_negative_std_are_refused():
 
 
 def test_mapie_score_refuses_a_sigma_no_interval_can_come_from():
-    # A negative σ (raw features taken as [mean, std] rows) was floored at 1e-12: scores
-    # of 1e12 and intervals of ±1e12 beside ones of ±1.2, without a word.
+    # A negative σ (raw features taken as [mean, std] rows) floored at 1e-12 would give
+    # scores of 1e12 and intervals of ±1e12 beside ones of ±1.2.
     from mapie.regression import SplitConformalRegressor
 
     rng = np.random.default_rng(0)

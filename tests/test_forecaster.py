@@ -175,9 +175,9 @@ def test_integer_fh_on_regular_index_without_freq_matches_timedelta_fh():
 
 
 def test_the_same_values_forecast_alike_whatever_the_date_and_the_spacing():
-    # Times were float seconds since 1970: in 2024 a float second holds 0.24 µs, so 100 µs
-    # steps read as irregular and σ at fh=1 went 0.65 / 0.61 / 0.22 for starts in 1970 /
-    # 2000 / 2024 (a bug hunt); nanosecond data could not be cut into windows at all.
+    # Times as float seconds since 1970 would lose the steps: in 2024 a float second holds
+    # 0.24 µs, so 100 µs steps read as irregular and σ at fh=1 goes 0.65 / 0.61 / 0.22 for
+    # starts in 1970 / 2000 / 2024, and nanosecond data cannot be cut into windows at all.
     values = np.sin(np.arange(60) / 3) + 0.05 * np.arange(60)
     fits = []
     for start, freq in [("1970-01-01", "1s"), ("2024-01-01", "1s"), ("2024-01-01", "100us")]:

@@ -121,7 +121,7 @@ def test_forecaster_random_state_none_follows_numpy_global_seed():
     ("name", "kind"),
     [
         *((name, "an int") for name in ("n_heads", "max_epochs", "batch_size", "patience")),
-        # lr=True trained at a rate of 1 (a fuzz: absurd forecasts).
+        # lr=True would train at a rate of 1 (absurd forecasts).
         *((name, "a float") for name in ("lr", "dropout", "weight_decay", "observation_dropout")),
     ],
 )

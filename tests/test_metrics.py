@@ -330,8 +330,8 @@ def test_gaussian_crps_of_a_vanishing_std_is_the_point_mass_error(std):
 
 
 def test_pandas_inputs_with_other_labels_are_refused_not_compared_by_position():
-    # A forecast in another order than its targets was scored by position (bug hunt 27b:
-    # gaussian_crps 9.436 where the aligned answer is 0.234; coverage 1.0 for 0.0).
+    # A forecast in another order than its targets, scored by position, would give
+    # gaussian_crps 9.436 where the aligned answer is 0.234, and coverage 1.0 for 0.0.
     y = pd.Series([0.0, 10.0], index=[0, 1])
     mean = pd.Series([10.0, 0.0], index=[1, 0])
     with pytest.raises(ValueError, match="y_true and mean are pandas objects with different"):

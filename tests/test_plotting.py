@@ -137,7 +137,7 @@ def test_fan_chart_bad_input():
     with pytest.raises(ValueError, match="lacks a 'lower' or 'upper'"):
         plot_fan_chart(y_train, y_pred, intervals.drop(columns=[("y", 0.8, "upper")]))
     swapped = intervals.rename(columns={"lower": "upper", "upper": "lower"}, level=2)
-    with pytest.raises(ValueError, match="'lower' above 'upper'"):  # drawn silently (hunt 27b)
+    with pytest.raises(ValueError, match="'lower' above 'upper'"):  # not drawn as if fine
         plot_fan_chart(y_train, y_pred, swapped)
     with pytest.raises(TypeError, match="pandas Series or DataFrame"):
         plot_fan_chart(y_train.to_numpy(), y_pred, intervals)

@@ -1,42 +1,17 @@
-"""Fixed-seed outputs of both front-ends, stored before the issue-13 refactor (rewritten since:
-the forecaster's calibrated intervals, now skpro's Normal quantiles, moved by ≤ 2.5e-16; then
-the forecaster's outputs for its new defaults, ``normalization="last"`` and hole windows; then
-those of the first test parameters on airline, for ``ar_order="auto"``, whose other outputs,
-``ar_order=0`` included, stayed bitwise equal).
+"""Fixed-seed outputs of both front-ends, stored so that a refactor provably keeps behaviour.
 
-The refactor keeps behaviour: for a fixed ``random_state`` every prediction must stay bitwise
-equal in the environment the outputs were written in (library versions and processor are
-stored with them), equal to 1e-12 relative with other library versions on the same processor,
-and to 1e-4 on another processor: training runs in float32, whose kernels round differently
-per instruction set and processor, and a few hundred training steps carry that into the last
-six digits (session 11: up to 4.5e-6 relative between the machine that wrote the previous file
-and an AMD EPYC with AVX2, same library versions). A change of behaviour moves them by far
-more: the regressor's ``lr`` raised from 5e-3 to 5.001e-3 moves its means by up to 1.3e-3.
-The file was rewritten in session 11 to record the processor (AMD EPYC, AVX2; every output
-within 4.5e-6 relative of the previous file). Rewritten in session 14 for the lead-aware
-calibration of σ (``LeadCalibration``, issue 28): the second test parameters' variances and
-intervals moved by up to 33 % and 22 %, every mean and every uncalibrated output stayed within
-7.3e-6 relative (this machine's processor, recorded). Rewritten in session 15 for two
-intended changes: the leaner Lévy layer (issue 30: training rounds differently in float32;
-every output of both front-ends within 5.8e-7 relative, inference bitwise unchanged) and the
-calibration's five lead bins read linearly in lead with the mean weighed against the
-window's level (issue 28): the calibrated second test parameters on airline moved by up to
-6.0 % (means), 6.3 % (variances) and 20 % (intervals). Rewritten in session 17 for the
-per-origin weights of the calibration (issue 28: each held-out window's forecasts of a
-channel weigh 1 together): the calibrated second test parameters on airline moved by up to
-3.3 % (variances) and 10 % (intervals); every other output within 2.8e-6 relative (the
-change of processor, recorded). Rewritten in session 18 for the package's one seed rule
-(issue 29: an int ``random_state`` is the torch seed itself, as the forecaster always had it;
-the regressor drew a seed from it): the regressor's outputs moved as a new seed moves them,
-every forecaster output stayed bitwise equal. Rewritten in session 19 for torch's fused AdamW
-(issue 30: training rounds differently in float32), on an Intel Xeon (AVX512, recorded): every
-output within 1.6e-5 relative of the previous file, which the code before the change
-reproduced on this processor within 1.5e-5 (the change of processor). Rewritten in session
-24 for times measured from each fit's first time point instead of 1970 (exact differences
-for sub-second data): the irregular series' variances and intervals moved by at most 2.3e-11
-relative, every other output stayed bitwise equal (same processor and environment).
+For a fixed ``random_state`` every prediction must stay bitwise equal in the environment the
+outputs were written in (library versions and processor are stored with them), equal to 1e-12
+relative with other library versions on the same processor, and to 1e-4 on another processor:
+training runs in float32, whose kernels round differently per instruction set and processor,
+and a few hundred training steps carry that into the last six digits (up to 1.5e-5 relative
+between an AMD EPYC with AVX2 and an Intel Xeon with AVX512, same library versions). A change
+of behaviour moves them by far more: the regressor's ``lr`` raised from 5e-3 to 5.001e-3 moves
+its means by up to 1.3e-3.
+
 Regenerate (only for an intended change of behaviour, or to record the processor) with
-``python tests/test_regression_outputs.py``.
+``python tests/test_regression_outputs.py``, and say in the commit message which outputs moved
+and by how much.
 """
 
 import platform

@@ -123,7 +123,7 @@ def test_sample_weight_passes_through_pipeline_and_grid_search():
         (-np.ones(80), "Negative values"),
         (np.ones(79), "sample_weight.shape"),
         (np.zeros(80), "non-zero"),
-        # A few rows carry the fit: torch raised on NaN targets (a bug hunt).
+        # A few rows would carry the fit, and torch would raise on NaN targets.
         (np.r_[1.0, np.full(79, 1e-300)], r"spans 1.0e\+300, more than 1e\+12"),
         (np.r_[1e30, np.ones(79)], r"spans 1.0e\+30"),
     ],

@@ -104,7 +104,7 @@ def regressor_outputs(reg):
         "conformal": reg.predict_interval(X, coverage=[0.5, 0.9], method="conformal"),
         "noise": u.noise_variance,
         "evidence": u.evidence_per_head,
-        # Rewritten (this key only) in session 18 for the one seed rule of sample_y.
+        # Drawn under the package's one seed rule (an int random_state is the torch seed).
         "samples": reg.sample_y(X, n_samples=3),
     }
 
@@ -674,7 +674,7 @@ REFUSALS = {
         lambda d: _edit_tensors(d, lambda t: t.update(extra=torch.zeros(1))),
         "unexpected tensors",
     ),
-    # these loaded and predicted by broadcasting (bug hunt 27b)
+    # unchecked, these would load and predict by broadcasting
     "feature scale of another shape": (
         _with_attribute_array("x_scale_", lambda a: a[:1]),
         r"x_scale_ is \(1,\), where the network and the data need \(3,\)",
@@ -716,7 +716,7 @@ def _calibration_array(field: str, change):
 
 
 FORECASTER_REFUSALS = {
-    # each loaded: intervals off by up to 3.6, NaN, or a negative predict_var (bug hunt 27b)
+    # unchecked, each would load: intervals off by up to 3.6, NaN, or a negative predict_var
     "series scale of another shape": (
         _with_attribute_array("series_scale_", lambda a: a[:, :1]),
         r"series_scale_ is \(5, 1\), where the network and the data need \(5, 2\)",
