@@ -7,13 +7,18 @@ score that with a proper scoring rule.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import math
+import sys
 import threading
+import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
+from numbers import Number
 from typing import Any
 
 import numpy as np
@@ -39,6 +44,7 @@ __all__ = [
     "TrainingSpec",
     "fit_levy_net",
     "make_levy_net",
+    "progress_label",
 ]
 
 #: Training objectives (``loss``): closed-form Gaussian CRPS, Gaussian negative
@@ -206,18 +212,92 @@ class BaseLRScheduler(LRScheduler):
             net.history.record_batch(self.event_name, lr)
 
 
+_LABELS: ContextVar[tuple[str, ...]] = ContextVar("levy_sklearn_progress_labels", default=())
+# Off a terminal, one line per epoch and, within a long epoch, one at most this often.
+_LOG_INTERVAL_S = 60.0
+# The bar's text without the bar (a log file cannot redraw it): tqdm's fields otherwise.
+_PLAIN_FORMAT = (
+    "{desc}: {percentage:3.0f}% {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}{postfix}]"
+)
+
+
+@contextmanager
+def progress_label(label: str) -> Iterator[None]:
+    """Name the trainings run inside the block in the progress output of ``verbose > 0``.
+
+    Labels of nested blocks join (``"pretrain, fold 2/5 held out"``); a training outside
+    every block is called ``"fit"``. The label only names the output: a fit is the same
+    with and without it.
+
+    Parameters
+    ----------
+    label : str
+        What the trainings in the block are (a fold of a cross-fitted pretraining, …).
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> import numpy as np
+    >>> from levy_sklearn.regressor import LevyAttentionRegressor
+    >>> from levy_sklearn.training import progress_label
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> reg = LevyAttentionRegressor(max_epochs=2, random_state=0, verbose=1)
+    >>> table, log = io.StringIO(), io.StringIO()  # not terminals: plain lines, no bar
+    >>> with contextlib.redirect_stdout(table), contextlib.redirect_stderr(log):
+    ...     with progress_label("pretrain"), progress_label("fold 2/5 held out"):
+    ...         _ = reg.fit(X, X[:, 0])
+    >>> log.getvalue().splitlines()[-1].split(":")[0]
+    'pretrain, fold 2/5 held out'
+    """
+    token = _LABELS.set((*_LABELS.get(), label))
+    try:
+        yield
+    finally:
+        _LABELS.reset(token)
+
+
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (skorch's test, ``ProgressBar.in_ipynb``)."""
+    shell = getattr(builtins, "get_ipython", None)  # IPython puts it there
+    return shell is not None and type(shell()).__name__ == "ZMQInteractiveShell"
+
+
+def _redraws(stream: Any) -> bool:
+    """Whether ``stream`` shows a bar redrawn in place and colours (a terminal, or a Jupyter
+    notebook's output), rather than keeping every character (a file, a pipe, a capture)."""
+    isatty = getattr(stream, "isatty", None)
+    try:
+        terminal = bool(isatty()) if callable(isatty) else False
+    except ValueError:  # a closed stream
+        terminal = False
+    return terminal or _in_notebook()
+
+
 def _write_above_bars(text: str) -> None:
-    """``print`` that keeps a running tqdm bar intact."""
+    """``print`` that keeps a running tqdm bar intact, and reaches a file in order with the
+    progress lines on ``stderr``."""
     tqdm.tqdm.write(text)
+    sys.stdout.flush()
 
 
 class EpochTable(PrintLog):
     """skorch's per-epoch table (``PrintLog``), printed above the progress bar, and only
     with ``verbose > 0`` (skorch's ``PrintLog`` ignores ``verbose`` for any sink but
-    ``print``)."""
+    ``print``). skorch colours each column's best value with ANSI codes; on ``stdout`` that
+    is not a terminal (a file, a pipe) the values are written plain."""
 
     def __init__(self, *args: Any, sink: Any = _write_above_bars, **kwargs: Any) -> None:
         super().__init__(*args, sink=sink, **kwargs)
+
+    def format_row(self, row, key, color):
+        if not _redraws(sys.stdout):
+            # PrintLog's only colour is the best value's, marked by the ``<key>_best`` entry.
+            row, color = {**row, f"{key}_best": False}, ""
+        return super().format_row(row, key, color)
 
     def on_epoch_end(self, net, **kwargs):
         if net.verbose > 0:
@@ -232,9 +312,16 @@ class FitProgressBar(ProgressBar):
     is the epoch's. This one counts every batch the fit will run (epochs planned × batches
     per epoch, validation batches included) on one tqdm bar, written to ``stderr``, with
     the elapsed time, the time left, the epochs done and their last losses; it stays on
-    screen when the fit ends (short of 100 % when early stopping ended it). It reads
-    ``net.verbose`` when each fit starts: with ``verbose=0`` it does nothing. It draws no
-    random numbers, so a fit is the same with and without it.
+    screen when the fit ends (short of 100 % when early stopping ended it). The bar is
+    named by :func:`progress_label` (``"fit"`` by default; a cross-fitted ``pretrain``
+    names each fold's training and the last one on all series).
+
+    Where ``stderr`` is not a terminal (a file, a pipe, a captured stream), which cannot
+    redraw a bar, the same text is written as plain lines instead: one when each epoch
+    ends, and within a long epoch one a minute.
+
+    It reads ``net.verbose`` when each fit starts: with ``verbose=0`` it does nothing. It
+    draws no random numbers, so a fit is the same with and without it.
 
     Parameters
     ----------
@@ -269,9 +356,10 @@ class FitProgressBar(ProgressBar):
         self.pbar_ = None
         self.total_ = 0
         self.first_epoch_ = len(net.history)
+        self.started_ = None
 
     def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
-        if getattr(self, "pbar_", None) is not None or net.verbose <= 0:
+        if getattr(self, "started_", None) is not None or net.verbose <= 0:
             return
         # skorch notifies on_train_begin before fit_loop knows a partial_fit's epochs.
         self.epochs_ = int(getattr(net, "_planned_epochs", net.max_epochs))
@@ -279,30 +367,63 @@ class FitProgressBar(ProgressBar):
         if per_epoch == "auto":
             per_epoch = self._get_batches_per_epoch(net, dataset_train, dataset_valid)
         self.total_ = int(per_epoch) * self.epochs_
+        self.label_ = ", ".join(_LABELS.get()) or "fit"
+        self.done_, self.postfix_ = 0, ""
+        self.started_ = self.written_ = time.monotonic()
+        if not _redraws(sys.stderr):
+            return  # plain lines (see _write_line)
         bar = tqdm.tqdm
         if self.detect_notebook:
             # tqdm's own choice: the notebook widget in Jupyter when ipywidgets is there
             # (skorch's tqdm_notebook is deprecated and fails without ipywidgets).
             from tqdm.auto import tqdm as bar
-        self.pbar_ = bar(total=self.total_, unit="batch", desc="fit", dynamic_ncols=True)
+        self.pbar_ = bar(total=self.total_, unit="batch", desc=self.label_, dynamic_ncols=True)
 
     def on_batch_end(self, net, **kwargs):
-        if getattr(self, "pbar_", None) is not None:
+        if getattr(self, "started_", None) is None:
+            return
+        self.done_ += 1
+        if self.pbar_ is not None:
             self.pbar_.update()
+        elif time.monotonic() - self.written_ >= _LOG_INTERVAL_S:
+            self._write_line()
 
     def on_epoch_end(self, net, **kwargs):
         # One bar for the whole fit (closed when training ends); the epoch's losses after it.
-        if getattr(self, "pbar_", None) is None:
+        if getattr(self, "started_", None) is None:
             return
         epoch = len(net.history) - self.first_epoch_
         postfix = {"epoch": f"{epoch}/{self.epochs_}"}
         postfix.update((k, net.history[-1][k]) for k in self.postfix_keys if k in net.history[-1])
-        self.pbar_.set_postfix(postfix)
+        if self.pbar_ is not None:
+            self.pbar_.set_postfix(postfix)
+            return
+        self.postfix_ = ", ".join(
+            f"{key}={tqdm.tqdm.format_num(value) if isinstance(value, Number) else value}"
+            for key, value in postfix.items()
+        )
+        self._write_line()
 
     def on_train_end(self, net, X=None, y=None, **kwargs):
         if getattr(self, "pbar_", None) is not None:
             self.pbar_.close()
         self.pbar_ = None
+        self.started_ = None
+
+    def _write_line(self) -> None:
+        """The bar's text as one line on ``stderr``, after the table rows already printed."""
+        self.written_ = time.monotonic()
+        line = tqdm.tqdm.format_meter(
+            self.done_,
+            self.total_,
+            self.written_ - self.started_,
+            prefix=self.label_,
+            unit="batch",
+            postfix=self.postfix_,
+            bar_format=_PLAIN_FORMAT,
+        )
+        sys.stdout.flush()
+        print(line, file=sys.stderr, flush=True)
 
 
 class LevyNeuralNet(NeuralNet):
@@ -883,7 +1004,8 @@ class TrainingSpec:
         Seeds the validation split (the rest is seeded by :func:`fit_levy_net`).
     verbose : int
         ``0``: silent. ``> 0``: a progress bar over the whole fit with the time left on
-        ``stderr`` (see :class:`FitProgressBar`) and skorch's per-epoch table on ``stdout``.
+        ``stderr`` (see :class:`FitProgressBar`; plain lines where ``stderr`` is not a
+        terminal) and skorch's per-epoch table on ``stdout``.
     recipe : {"rows", "windows"}, default="windows"
         The training recipe (see :data:`RECIPES`).
     lags_lr : float, default=1.0
