@@ -295,6 +295,17 @@ def test_verbose_to_a_file_writes_plain_labelled_lines(capsys):
     assert labels.count("pretrain, all series") == TINY_FC["max_epochs"]
 
 
+def test_off_a_terminal_a_long_epoch_writes_lines_between_epochs(capsys, monkeypatch):
+    # The interval between lines within an epoch set to 0 s: a line after every batch too.
+    monkeypatch.setattr("levy_sklearn.training.progress._LOG_INTERVAL_S", 0.0)
+    X, y = data()
+    fit_levy_net(build(verbose=1), X, y, 0)
+    lines = capsys.readouterr().err.splitlines()
+    # 5 epochs of 4 batches: a line after each of the 20 batches and after each epoch.
+    assert len(lines) == 25 and lines[0].startswith("fit:   5% 1/20 [")
+    assert lines[-1].startswith("fit: 100% 20/20 [") and "epoch=5/5" in lines[-1]
+
+
 class _Terminal(io.StringIO):
     def isatty(self):
         return True
