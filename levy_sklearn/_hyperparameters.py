@@ -129,8 +129,11 @@ generator at every fit (the scikit-learn convention).""",
 that retrains) shows a progress bar over all its epochs on ``stderr``, with the elapsed time,
 the time left, the epochs done and their losses (tqdm, through skorch's ``ProgressBar``: see
 :class:`~levy_sklearn.training.FitProgressBar`), and prints skorch's per-epoch table on
-``stdout``. A warm-start fit and a further ``pretrain`` use the current ``verbose``. The
-bar draws no random numbers: a fit is the same at every ``verbose``.""",
+``stdout``. Each training is named: ``fit``, or for ``pretrain`` the fold held out of it
+(``pretrain, fold 2/5 held out``) and the last one on all series. Written to a file or a pipe
+rather than a terminal, the bar is a plain line per epoch and the table has no colour codes.
+A warm-start fit and a further ``pretrain`` use the current ``verbose``. The bar draws no
+random numbers: a fit is the same at every ``verbose``.""",
     ),
 }
 # Where a front-end's docstring takes the shared entries.

@@ -19,7 +19,13 @@ import pandas as pd
 
 from ._panel import in_order, instances, key_order
 from ._time_axis import TimeAxis, describe_kind, index_kind
-from .training import LevyNeuralNet, continue_levy_net, fit_levy_net, make_levy_net
+from .training import (
+    LevyNeuralNet,
+    continue_levy_net,
+    fit_levy_net,
+    make_levy_net,
+    progress_label,
+)
 from .uncertainty import (
     LeadCalibration,
     calibrate,
@@ -425,7 +431,8 @@ def pretrain_calibrated(
     never shown (:func:`~levy_sklearn.uncertainty.population_spread`). A panel too small to
     hold series out is calibrated on the last tenth of each series' span, with a warning
     (time points within a subject are not exchangeable with a new subject)."""
-    net, calibration = _pretrain_calibrated(panel, calibration_folds, seed, train)
+    with progress_label("pretrain"):
+        net, calibration = _pretrain_calibrated(panel, calibration_folds, seed, train)
     spread = population_spread(panel.values, panel.population, panel.scales / panel.scale)
     return net, calibration.with_unseen(*spread)
 

@@ -56,6 +56,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from scipy.stats import norm
 
+from .training import progress_label
+
 if TYPE_CHECKING:  # annotations only: uncertainty sits below the training loop
     from .training import LevyNeuralNet
     from .windows import SeriesWindows
@@ -1387,10 +1389,12 @@ def calibrate_across_series(
     folds = np.random.default_rng(seed).permutation(n_series) % n_folds
     parts = []
     for fold in range(n_scored):
-        net = train(folds != fold)
+        with progress_label(f"fold {fold + 1}/{n_folds} held out"):
+            net = train(folds != fold)
         parts.append(score(net, folds == fold))
     if n_scored > 1:
-        net = train(np.ones(n_series, bool))
+        with progress_label("all series"):
+            net = train(np.ones(n_series, bool))
     return net, calibrate(parts, n_channels)
 
 

@@ -1,5 +1,6 @@
 """The skorch layer: seeding, NaN targets, σ calibration, float64 inference."""
 
+import io
 import pickle
 import re
 from dataclasses import replace
@@ -268,6 +269,56 @@ def test_both_front_ends_show_progress_only_when_verbose(capsys):
         quiet_then_loud.set_params(verbose=1)  # sktime's reset: pretrain starts afresh
     quiet_then_loud.pretrain(panel)
     assert "epoch=" in capsys.readouterr().err
+
+
+def test_verbose_to_a_file_writes_plain_labelled_lines(capsys):
+    # capsys streams are not terminals, as a file or a pipe is not: no bar to redraw with
+    # "\r", no ANSI colour codes, and each training of a cross-fitted pretrain named.
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    LevyAttentionRegressor(**{**TINY_REG, "verbose": 1}).fit(X, X[:, 0])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "\x1b[" not in text and text.count("\r") <= 5
+    lines = out.err.splitlines()
+    assert len(lines) == 3  # one a epoch, each whole
+    assert lines[-1].startswith("fit: 100% 12/12 [") and "epoch=3/3, train_loss=" in lines[-1]
+    assert "train_loss" in out.out  # skorch's table, plain
+    series = pd.Series(np.sin(np.arange(60) / 3), index=pd.RangeIndex(60))
+    panel = pd.concat({f"s{i}": series + i for i in range(10)}).to_frame("y")
+    LevyForecaster(**{**TINY_FC, "calibration_folds": 5, "verbose": 1}).pretrain(panel)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "\x1b[" not in text and text.count("\r") <= 5
+    labels = [line.split(":")[0] for line in out.err.splitlines()]
+    trainings = [f"pretrain, fold {k}/5 held out" for k in range(1, 6)]
+    assert list(dict.fromkeys(labels)) == [*trainings, "pretrain, all series"]
+    assert labels.count("pretrain, all series") == TINY_FC["max_epochs"]
+
+
+def test_off_a_terminal_a_long_epoch_writes_lines_between_epochs(capsys, monkeypatch):
+    # The interval between lines within an epoch set to 0 s: a line after every batch too.
+    monkeypatch.setattr("levy_sklearn.training.progress._LOG_INTERVAL_S", 0.0)
+    X, y = data()
+    fit_levy_net(build(verbose=1), X, y, 0)
+    lines = capsys.readouterr().err.splitlines()
+    # 5 epochs of 4 batches: a line after each of the 20 batches and after each epoch.
+    assert len(lines) == 25 and lines[0].startswith("fit:   5% 1/20 [")
+    assert lines[-1].startswith("fit: 100% 20/20 [") and "epoch=5/5" in lines[-1]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_verbose_on_a_terminal_draws_the_bar_and_colours(monkeypatch):
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    stdout, stderr = _Terminal(), _Terminal()
+    monkeypatch.setattr("sys.stdout", stdout)
+    monkeypatch.setattr("sys.stderr", stderr)
+    LevyAttentionRegressor(**{**TINY_REG, "verbose": 1}).fit(X, X[:, 0])
+    assert "\rfit: 100%|" in stderr.getvalue()  # tqdm's bar, redrawn in place
+    assert "\x1b[" in stdout.getvalue()  # skorch's colour of each column's best value
 
 
 # ---------------------------------------------------------------- prediction batches

@@ -1,0 +1,79 @@
+"""The skorch layer shared by both front-ends: losses, the NeuralNet subclass, seeding.
+
+skorch owns the training loop, validation split, early stopping, LR schedule and device
+handling; this package only teaches it that LevyNet returns ``(mean, variance, …)`` and how
+to score that with a proper scoring rule. One module a concept:
+
+- ``losses``: the proper scoring rules (:class:`GaussianScore`);
+- ``data``: how the loader fetches a batch of token arrays (:class:`TokenDataset`);
+- ``schedule``: the learning-rate cycle of each training call (:class:`BaseLRScheduler`);
+- ``progress``: what ``verbose > 0`` shows (:class:`FitProgressBar`, :func:`progress_label`);
+- ``net``: the skorch net and its inference (:class:`LevyNeuralNet`);
+- ``device``: the torch device (:func:`check_device`);
+- ``seeding``: torch's seed for one block (:func:`seeded`);
+- ``budget``: epochs, batch size and learning rate of a fit (:func:`training_budget`);
+- ``specs``: what a front-end resolves for the net (:class:`NetworkSpec`,
+  :class:`TrainingSpec`);
+- ``fitting``: building the net and training it (:func:`make_levy_net`,
+  :func:`fit_levy_net`).
+
+Every name is imported from here (``from levy_sklearn.training import LevyNeuralNet``).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+# Plumbing outside __all__ is re-exported (``name as name``) for its import path.
+from . import net
+from .budget import LARGE_DATA_BATCH_GROWTH as LARGE_DATA_BATCH_GROWTH
+from .budget import LARGE_DATA_LR_GROWTH as LARGE_DATA_LR_GROWTH
+from .budget import Budget as Budget
+from .budget import training_budget as training_budget
+from .data import SAMPLE_WEIGHT as SAMPLE_WEIGHT
+from .data import TokenDataset as TokenDataset
+from .device import check_device as check_device
+from .fitting import continue_levy_net as continue_levy_net
+from .fitting import fit_levy_net, make_levy_net
+from .losses import LOSSES as LOSSES
+from .losses import GaussianScore
+from .losses import gaussian_crps_torch as gaussian_crps_torch
+from .net import PREDICT_BATCH_BYTES as PREDICT_BATCH_BYTES
+from .net import LevyNeuralNet
+from .net import predict_in_chunks as predict_in_chunks
+from .progress import EpochTable as EpochTable
+from .progress import FitProgressBar, progress_label
+from .schedule import BaseLRScheduler as BaseLRScheduler
+from .seeding import seeded as seeded
+from .specs import RECIPES as RECIPES
+from .specs import NetworkSpec, TrainingSpec
+
+# What a user calls: the skorch net for a LevyNet of one's own (built from the two specs, as
+# the FAQ's multi-GPU recipe does), its loss and the progress output of verbose=1. The rest
+# is the front-ends' shared plumbing, importable but not promised.
+__all__ = [
+    "FitProgressBar",
+    "GaussianScore",
+    "LevyNeuralNet",
+    "NetworkSpec",
+    "TrainingSpec",
+    "fit_levy_net",
+    "make_levy_net",
+    "progress_label",
+]
+
+
+class _Package(types.ModuleType):
+    """This package, where setting ``PREDICT_BATCH_BYTES`` (the FAQ's and
+    ``benchmarks/speed.py``'s ``levy_sklearn.training.PREDICT_BATCH_BYTES``) sets the budget
+    that inference reads, in :mod:`levy_sklearn.training.net`."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "PREDICT_BATCH_BYTES":
+            setattr(net, name, value)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

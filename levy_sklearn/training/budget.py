@@ -1,0 +1,87 @@
+"""How long and in what steps a fit trains: epochs, batch size and learning rate."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["LARGE_DATA_BATCH_GROWTH", "LARGE_DATA_LR_GROWTH", "Budget", "training_budget"]
+
+#: Where ``max_steps`` would allow fewer than two passes over the training data, a budget
+#: that grows with the data (``grow=True`` in :func:`training_budget`; the forecaster's
+#: panels) trains all ``max_epochs`` passes at this many times ``batch_size`` and
+#: :data:`LARGE_DATA_LR_GROWTH` times ``lr``. Chosen on competition sets no report uses (M3
+#: other and quarterly, M1 monthly and quarterly; ``benchmarks/results/panel_budget.md``):
+#: against one capped epoch it lowered MASE 0.5-4 % and scaled CRPS 2-11 % on every set,
+#: at 4-5 times the CPU; ten epochs at the small batch gained as much at 7 times.
+LARGE_DATA_BATCH_GROWTH = 8
+#: See :data:`LARGE_DATA_BATCH_GROWTH` (about the square root of the batch's growth).
+LARGE_DATA_LR_GROWTH = 2.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long and in what steps a fit trains (see :func:`training_budget`)."""
+
+    epochs: int
+    batch_size: int
+    lr: float
+
+
+def training_budget(
+    n_rows: int,
+    batch_size: int,
+    lr: float,
+    max_epochs: int,
+    max_steps: int | None,
+    validation_fraction: float = 0.0,
+    grow: bool = False,
+) -> Budget:
+    """The epochs, batch size and learning rate of a fit on ``n_rows`` rows.
+
+    Small data keeps ``max_epochs`` passes at ``batch_size`` and ``lr``. Where they would take
+    over ``max_steps`` steps, training stops after the last whole epoch within ``max_steps``
+    (always at least one), so the cost of a fit stops growing with the number of rows; with
+    ``grow``, data so large that fewer than two epochs would fit train all ``max_epochs``
+    passes at :data:`LARGE_DATA_BATCH_GROWTH` times ``batch_size`` and
+    :data:`LARGE_DATA_LR_GROWTH` times ``lr`` instead (their cost grows with the data).
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows (windows) given to the fit, before the validation split.
+    batch_size : int
+        Rows per optimizer step.
+    lr : float
+        Learning rate.
+    max_epochs : int
+        Most epochs.
+    max_steps : int or None
+        Most optimizer steps in all at ``batch_size``; ``None``: no limit.
+    validation_fraction : float, default=0.0
+        Share of the rows held out (as skorch's ``ValidSplit`` holds it out).
+    grow : bool, default=False
+        Whether large data trains longer at a larger batch (see above).
+
+    Returns
+    -------
+    Budget
+
+    Examples
+    --------
+    >>> from levy_sklearn.training import training_budget
+    >>> training_budget(442, 64, 0.01, max_epochs=40, max_steps=1000).epochs  # all 40
+    40
+    >>> training_budget(5000, 64, 0.01, max_epochs=40, max_steps=1000).epochs  # 79 steps each
+    12
+    >>> training_budget(40000, 32, 0.01, max_epochs=10, max_steps=500, grow=True)
+    Budget(epochs=10, batch_size=256, lr=0.02)
+    """
+    if max_steps is None:
+        return Budget(max_epochs, batch_size, lr)
+    n_train = n_rows - math.ceil(validation_fraction * n_rows)
+    steps_per_epoch = max(1, math.ceil(n_train / batch_size))
+    epochs = max(1, min(max_epochs, max_steps // steps_per_epoch))
+    if grow and epochs < min(2, max_epochs):
+        return Budget(max_epochs, LARGE_DATA_BATCH_GROWTH * batch_size, LARGE_DATA_LR_GROWTH * lr)
+    return Budget(epochs, batch_size, lr)
