@@ -149,8 +149,8 @@ def test_half_width_never_shrinks_as_coverage_grows():
 
 def test_levels_beyond_what_the_scores_resolve_extend_the_normal_ratio():
     # 40 scores resolve coverage up to 40/41: 0.97 is the 40th smallest (⌈41·0.97⌉ = 40),
-    # the largest; every level above it was that same interval, so 99.9 % was as wide as
-    # 98 % (a bug hunt: 0.95–0.999 one interval on a forecaster's 64 held-out scores).
+    # the largest; every level above it extends the Normal's ratio, so that 99.9 % is wider
+    # than 98 %.
     scores = np.abs(np.random.default_rng(5).standard_normal(40))
     cal = fit_scores(scores, np.zeros(40, int), np.zeros(40), 1)
     largest = scores.max()
@@ -494,8 +494,8 @@ def random_calibration(
 def test_at_least_holds_for_factors_falling_with_lead_and_different_groups(seed):
     # A pretrained calibration read by lead whose factors fall between centres, widened by
     # a series' own (by bin, or other samples-ahead groups): the result must be at least
-    # both at every lead, and keep the first one's mean weights (bug hunt 8: the result
-    # read the first one by bin, 4 % narrower; different group edges were never merged).
+    # both at every lead, read by lead, on the groups of both, and keep the first one's
+    # mean weights.
     rng = np.random.default_rng(seed)
     a = random_calibration(rng, True, [[], [2.0], [1.0, 4.0]][seed % 3], [[], [5.5]][seed % 2])
     b = random_calibration(
