@@ -3,6 +3,7 @@ quantile, Monte Carlo coverage of fresh draws, and scipy's Normal."""
 
 import dataclasses
 import itertools
+import pickle
 
 import numpy as np
 import pytest
@@ -655,3 +656,23 @@ def draws_of_forecasts(n=3_000, seed=21):
     rng = np.random.default_rng(seed)
     errors = rng.standard_t(4, n)
     return errors, np.zeros(n), np.ones(n), rng.integers(0, 2, n), rng.uniform(0, 5, n)
+
+
+def test_a_pickle_of_an_earlier_table_is_migrated_as_a_file_is():
+    # An earlier version pickled every field, the absent ones as None; unpickled, they are
+    # what their absence meant and the table reads as the fitted one it came from.
+    cal = fit_scores(*draws(3_000, seed=22), n_channels=2)
+    old = {name: getattr(cal, name) for name in FIRST_FIELDS} | {
+        "centres": cal.centres,
+        **dict.fromkeys(["mean_weight", "level_weight", "ahead_edges", "growth"]),
+        **dict.fromkeys(["unseen_quantiles", "unseen_second_moment", "history_edges"]),
+    }
+
+    class Pickled:
+        def __reduce__(self):
+            return object.__new__, (LeadCalibration,), old
+
+    again = pickle.loads(pickle.dumps(Pickled()))
+    assert isinstance(again, LeadCalibration)
+    for name, value in cal.to_state().items():
+        np.testing.assert_array_equal(again.to_state()[name], value)

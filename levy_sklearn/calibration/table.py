@@ -89,6 +89,10 @@ class LeadCalibration:
             table.flags.writeable = False
             object.__setattr__(self, name, table)
 
+    def __setstate__(self, state: dict) -> None:
+        # A pickle, perhaps of an earlier version's table: migrated as a file's state is.
+        self.__init__(**migrate({name: state[name] for name in FIELDS if name in state}))
+
     @property
     def n_bins(self) -> int:
         """Number of lead bins."""
