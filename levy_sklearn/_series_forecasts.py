@@ -2,7 +2,7 @@
 
 :func:`series_forecasts` cuts one prediction window per series and forecast horizon (see
 :meth:`~levy_sklearn.windows.WindowPlan.forecast_windows`), reads the network's moments
-through steps 1–3 of :mod:`levy_sklearn.uncertainty` and returns them in data units with the
+through steps 1–3 of :mod:`levy_sklearn.calibration` and returns them in data units with the
 calibrated variance of step 4, rows indexed and columns ordered as sktime's outputs are.
 :class:`~levy_sklearn.forecaster.LevyForecaster` calls it from its predict methods; intervals
 and quantiles read the calibrated quantiles of each level on top.
@@ -18,8 +18,9 @@ import pandas as pd
 from sktime.forecasting.base import ForecastingHorizon
 
 from ._series_training import SeriesSpec, population_in_series_units, standardised
+from .calibration import LeadCalibration, to_data_units
+from .calibration.predictive import window_forecasts
 from .training import LevyNeuralNet
-from .uncertainty import LeadCalibration, to_data_units, window_forecasts
 
 
 class SeriesForecasts(NamedTuple):
@@ -27,7 +28,7 @@ class SeriesForecasts(NamedTuple):
     outputs: the rows' index, the mean, the calibrated variance, the model's σ (before
     calibration: intervals scale it by the calibrated quantiles), the lead, the
     calibration's row of every forecast (its network channel, and its samples-ahead group;
-    see :meth:`~levy_sklearn.uncertainty.LeadCalibration.rows`) and whether it is of a
+    see :meth:`~levy_sklearn.calibration.LeadCalibration.rows`) and whether it is of a
     channel its series has never shown (forecast by the population, see
     :func:`series_forecasts`)."""
 
@@ -71,7 +72,7 @@ def series_forecasts(
 
     After ``pretrain``, a channel a series has never shown is forecast by the population:
     its mean, with its scale as σ, calibrated by the pretraining panel's spread about it
-    (:func:`~levy_sklearn.uncertainty.population_spread`). The network never saw a subject
+    (:func:`~levy_sklearn.calibration.population_spread`). The network never saw a subject
     without a channel that every pretraining subject showed, and its σ there was 2–3 times
     the population's (90 % coverage 0.99–1.00).
     """
@@ -98,7 +99,7 @@ def series_forecasts(
     )
     f = window_forecasts(net, windows, where, at, calibration, axis.horizon_span, n_ch, population)
     unseen = np.zeros(f.mean.shape, bool)
-    if anchored and calibration.unseen_quantiles is not None:
+    if anchored and calibration.has_unseen:
         # Such a channel's series units are the population's: its mean 0, its scale 1.
         never = np.array([~np.isfinite(v).any(axis=0) for v in values])
         unseen[:] = never[:, None, :]

@@ -19,19 +19,14 @@ import pandas as pd
 
 from ._panel import in_order, instances, key_order
 from ._time_axis import TimeAxis, describe_kind, index_kind
+from .calibration import LeadCalibration, population_spread, with_unseen
+from .calibration.held_out import calibrate, calibrate_across_series, held_out_forecasts
 from .training import (
     LevyNeuralNet,
     continue_levy_net,
     fit_levy_net,
     make_levy_net,
     progress_label,
-)
-from .uncertainty import (
-    LeadCalibration,
-    calibrate,
-    calibrate_across_series,
-    held_out_forecasts,
-    population_spread,
 )
 from .validation import MIN_OWN_SCALE, own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
@@ -294,8 +289,8 @@ def population_in_series_units(
 ) -> np.ndarray:
     """The population's per-channel ``mean`` in each series' standardised units,
     ``(n_series, n_channels)``: the level a pretrained forecast is pulled towards (see
-    :func:`~levy_sklearn.uncertainty.population_levels`), the same when calibrating and when
-    predicting."""
+    :func:`~levy_sklearn.calibration.features.population_levels`), the same when
+    calibrating and when predicting."""
     return (mean - means) / scales
 
 
@@ -389,7 +384,7 @@ def calibrated_on(
     """The lead-aware calibration of σ on ``net``'s forecasts of the windows of ``part`` of
     the ``panel`` (the Normal's when ``plan`` holds nothing out), with a pull towards the
     population's level only if ``pull`` (see
-    :func:`~levy_sklearn.uncertainty.population_levels`), channels without context
+    :func:`~levy_sklearn.calibration.features.population_levels`), channels without context
     observations anchored at that level only if ``anchored`` (a pretraining population, see
     :func:`~levy_sklearn.windows.series_windows`' ``absent_levels``)."""
     n_channels = panel.mean.size
@@ -426,15 +421,15 @@ def pretrain_calibrated(
     train: Callable[[SeriesWindows], LevyNeuralNet],
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     """The pretrained network and its calibration across subjects (``calibration_folds``,
-    see :func:`~levy_sklearn.uncertainty.calibrate_across_series`; ``train`` makes a
-    network from windows), with the population's spread for channels a new subject has
-    never shown (:func:`~levy_sklearn.uncertainty.population_spread`). A panel too small to
+    see :func:`~levy_sklearn.calibration.held_out.calibrate_across_series`; ``train`` makes
+    a network from windows), with the population's spread for channels a new subject has
+    never shown (:func:`~levy_sklearn.calibration.population_spread`). A panel too small to
     hold series out is calibrated on the last tenth of each series' span, with a warning
     (time points within a subject are not exchangeable with a new subject)."""
     with progress_label("pretrain"):
         net, calibration = _pretrain_calibrated(panel, calibration_folds, seed, train)
     spread = population_spread(panel.values, panel.population, panel.scales / panel.scale)
-    return net, calibration.with_unseen(*spread)
+    return net, with_unseen(calibration, *spread)
 
 
 def _pretrain_calibrated(

@@ -3,9 +3,8 @@
 Tags, parameters and sktime's private methods. The work lives below it (every module in
 :doc:`/where_things_live`): the time axis in ``_time_axis``, the windows in
 :mod:`levy_sklearn.windows`, training in ``_series_training``, forecasts in
-``_series_forecasts``, the predictive distribution and its calibration in
-:mod:`levy_sklearn.uncertainty`, the public outputs beyond sktime's in
-``_forecast_outputs``.
+``_series_forecasts``, the predictive distribution in :mod:`levy_sklearn.calibration`, the
+public outputs beyond sktime's in ``_forecast_outputs``.
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ from ._series_training import (
     warn_far_from_population,
 )
 from ._time_axis import TimeAxis
+from .calibration import at_least
 from .training import LevyNeuralNet
 
 __all__ = ["LevyForecaster"]
@@ -449,7 +449,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             warn_far_from_population(panel, self.pretrained_columns_)
             if self.calibration_fraction_ > 0:
                 own = calibrated_on(self.net_, plan, ranked, "held_out", seed, anchored=True)
-                self.calibration_ = self.calibration_.at_least(own)
+                self.calibration_ = at_least(self.calibration_, own)
         lags = self.net_.module_.lags
         self.ar_order_ = 0 if lags is None else int(lags.weight.shape[-1])
         self._series = dict(series)

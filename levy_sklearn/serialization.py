@@ -10,7 +10,7 @@ A model file is a zip archive with fixed members:
     Every hyperparameter and every fitted attribute (``vars(estimator)``) as typed JSON: a
     small tagged encoding of numbers, strings, lists, tuples, dicts, ``None``, NumPy arrays,
     pandas indexes, frames, timestamps and time deltas, sktime forecasting horizons and the
-    package's own small state classes (:class:`~levy_sklearn.uncertainty.LeadCalibration`,
+    package's own small state classes (:class:`~levy_sklearn.calibration.LeadCalibration`,
     :class:`~levy_sklearn.conformal.ConformalIntervals`), each from a fixed registry.
 ``arrays/<n>.npy``
     The NumPy arrays the state refers to, read with ``allow_pickle=False``.
@@ -60,12 +60,8 @@ _DATE_TIME = (1980, 1, 1, 0, 0, 0)
 _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PROTO opcode
 # Hyperparameters and state fields added since format 1 was fixed: a file without them was
 # written before they existed and loads with their default (calibration_folds changes how a
-# later pretrain trains; a calibration without centres is read by lead bin, one without
-# mean weights keeps the network's forecast, one without level weights pulls nowhere, and
-# one without samples-ahead edges has one group per channel, one without growth shares
-# floors beyond the horizon like a random walk, one without unseen quantiles forecasts a
-# channel a subject never showed with the network, one without history edges has one history
-# group, as they were).
+# later pretrain trains; a calibration's tables are migrated from its own schema version by
+# levy_sklearn.calibration.schema.migrate).
 _LEAD_CALIBRATION_FIELDS = (
     "quantiles",
     "second_moment",
@@ -79,6 +75,7 @@ _LEAD_CALIBRATION_FIELDS = (
     "unseen_quantiles",
     "unseen_second_moment",
     "history_edges",
+    "schema",
 )
 _ADDED_SINCE_V1 = {
     "LevyForecaster": {"calibration_folds"},
@@ -165,8 +162,8 @@ def _enums() -> dict[str, type[enum.Enum]]:
 
 def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
     """Small state classes of the package: key → (class, the attributes that define it)."""
+    from .calibration import LeadCalibration
     from .conformal import ConformalIntervals
-    from .uncertainty import LeadCalibration
 
     return {
         "LeadCalibration": (LeadCalibration, _LEAD_CALIBRATION_FIELDS),
@@ -176,8 +173,10 @@ def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
 
 def _build_state_object(key: str, fields: dict[str, Any]) -> Any:
     cls, names = _state_classes()[key]
-    if key == "LeadCalibration":
-        return cls(**fields)
+    if key == "LeadCalibration":  # checked with its forecaster's channels in _check_fitted
+        from .calibration.schema import migrate
+
+        return cls(**migrate(fields))
     # ConformalIntervals: its constructor would re-derive the columns from raw moments;
     # restore them as they were, with an empty cache of MAPIE conformalizers (rebuilt from
     # these arrays, deterministically, on first use).
@@ -331,7 +330,10 @@ class _Writer:
             )
         ref = f"obj{len(self.memo)}"
         self.memo[id(value)] = (ref, value)
-        fields = {n: self.encode(getattr(value, n), f"{where}.{n}") for n in names}
+        state = (
+            value.to_state() if key == "LeadCalibration" else {n: getattr(value, n) for n in names}
+        )
+        fields = {n: self.encode(v, f"{where}.{n}") for n, v in state.items()}
         return {"$state": [key, ref, fields]}
 
     def encode_net(self, net: Any, where: str) -> dict:
@@ -1131,9 +1133,9 @@ def _read_manifest(data: bytes) -> tuple[str, int]:
 
 # Fitted attributes each estimator needs, and the types any attribute of that name must have.
 def _schema(key: str) -> tuple[tuple[str, ...], dict[str, tuple[type, ...]]]:
+    from .calibration import LeadCalibration
     from .conformal import ConformalIntervals
     from .training import LevyNeuralNet
-    from .uncertainty import LeadCalibration
 
     arrays = (np.ndarray,)
     if key == "LevyAttentionRegressor":

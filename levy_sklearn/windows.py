@@ -553,7 +553,7 @@ class WindowPlan:
         earlier one (in-sample) from what was seen strictly before it (standardised as the
         series was fitted, on all its history): one window per (series, effective cutoff). Each
         window gets one extra query at ``horizon_span`` after its origin, whose variance
-        floors the variance beyond it (see :func:`~levy_sklearn.uncertainty.horizon_floor`).
+        floors the variance beyond it (see :func:`~levy_sklearn.calibration.horizon_floor`).
         ``levels`` as for :meth:`windows`.
         """
         rows, cutoffs, queries, where = [], [], [], []

@@ -1,6 +1,7 @@
 """LevyForecaster against independent references: sktime's own forecasters, scipy, pandas."""
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,8 @@ def test_intervals_read_the_history_group_of_each_prediction_window(irregular_fi
     # differ by exactly the factor 3.
     from copy import deepcopy
 
-    from levy_sklearn.uncertainty import LEVELS, LeadCalibration
+    from levy_sklearn.calibration import LeadCalibration
+    from levy_sklearn.calibration.schema import LEVELS
 
     train, test, fitted = irregular_fit
     fh = pd.DatetimeIndex(test.index[:4])
@@ -98,12 +100,14 @@ def test_intervals_read_the_history_group_of_each_prediction_window(irregular_fi
     widths = []
     for edge in (0.5, 1e9):  # every window saw each channel: all second group, all first
         f = deepcopy(fitted)
-        f.calibration_ = LeadCalibration(
-            quantiles,
-            np.ones((2 * n_ch, 1)),
-            np.empty(0),
-            np.ones((2 * n_ch, 1), int),
-            history_edges=np.array([edge]),
+        f.calibration_ = LeadCalibration.from_state(
+            {
+                "quantiles": quantiles,
+                "second_moment": np.ones((2 * n_ch, 1)),
+                "edges": np.empty(0),
+                "n_scores": np.ones((2 * n_ch, 1), int),
+                "history_edges": np.array([edge]),
+            }
         )
         interval = f.predict_interval(fh, coverage=0.9).to_numpy()
         widths.append(interval[:, 1::2] - interval[:, ::2])
@@ -230,7 +234,7 @@ def test_the_floor_beyond_the_horizon_grows_by_the_learned_share(walk_pretrained
     fh = np.array([5, 10, 20, 40])
     var = {}
     for rho in (0.0, 1.0):
-        f.calibration_.growth = np.full_like(f.calibration_.growth, rho)
+        f.calibration_ = replace(f.calibration_, growth=np.full_like(f.calibration_.growth, rho))
         var[rho] = f.predict_var(fh=fh).to_numpy().ravel()
     np.testing.assert_array_equal(var[0.0][:2], var[1.0][:2])
     assert (var[0.0][2:] >= var[0.0][1] * (1 - 1e-9)).all()
@@ -392,16 +396,16 @@ def test_pretrain_then_fit_forecasts_an_unseen_series():
 
 def held_out_count(monkeypatch) -> list[int]:
     """The number of held-out forecasts each calibration rests on, recorded as it is made."""
-    import levy_sklearn.uncertainty as uncertainty
+    import levy_sklearn.calibration.held_out as held_out
 
     counts = []
-    calibrate = uncertainty.calibrate
+    calibrate = held_out.calibrate
 
     def spy(parts, n_channels):
         counts.append(sum(p[0].size for p in parts))
         return calibrate(parts, n_channels)
 
-    monkeypatch.setattr(uncertainty, "calibrate", spy)
+    monkeypatch.setattr(held_out, "calibrate", spy)
     return counts
 
 

@@ -198,13 +198,13 @@ def test_loaded_forecaster_keeps_every_attribute(forecasters, tmp_path):
 
 
 def test_a_calibration_with_samples_ahead_and_history_groups_round_trips(forecasters, tmp_path):
-    from levy_sklearn.uncertainty import LeadCalibration
+    from levy_sklearn.calibration import fit_forecasts
 
     rng = np.random.default_rng(0)
     n = 3_000
     errors, ahead = rng.standard_t(4, n), rng.choice([1.0, 2.0, 5.0], n)
     f = copy.deepcopy(forecasters["series"])
-    f.calibration_ = LeadCalibration.fit_forecasts(
+    f.calibration_ = fit_forecasts(
         errors * ahead,
         np.zeros(n),
         np.ones(n),
@@ -435,6 +435,19 @@ def test_committed_v1_fixtures_load(name):
         else:
             # Bitwise on the machine that wrote them; another BLAS may differ in the last bits.
             np.testing.assert_allclose(value, expected[key], rtol=1e-9, atol=0, err_msg=key)
+
+
+def test_a_v1_calibration_is_migrated_once_at_load_and_saved_in_its_schema(tmp_path):
+    # The v1 forecaster fixture's calibrations hold the first four tables only: loaded, every
+    # table is explicit, as its absence meant (no centres, the network's mean, no pull).
+    model = load(DATA / "forecaster_v1.levy.zip")
+    for cal in (model.calibration_, model.pretrained_calibration_):
+        assert cal.centres.size == 0 and not cal.has_unseen
+        assert (cal.mean_weight == 1).all() and (cal.level_weight == 0).all()
+    save(model, tmp_path / "again.levy.zip")
+    state = json.loads(zipfile.ZipFile(tmp_path / "again.levy.zip").read("state.json"))
+    assert state["attributes"]["calibration_"]["$state"][2]["schema"] == 2
+    assert_same(forecaster_outputs(model), forecaster_outputs(load(tmp_path / "again.levy.zip")))
 
 
 # ---------------------------------------------------------------- refusals
