@@ -102,7 +102,7 @@ class ObservedTimesSplitter(BaseSplitter):
         Parameters
         ----------
         parameter_set : str, default="default"
-            Unused: one set for all.
+            Unused: the same sets for all.
 
         Returns
         -------
@@ -115,6 +115,9 @@ class ObservedTimesSplitter(BaseSplitter):
         >>> ObservedTimesSplitter(**ObservedTimesSplitter.get_test_params()[0]).cv
         ExpandingWindowSplitter(fh=[1, 2], initial_window=6)
         """
-        from sktime.split import ExpandingWindowSplitter
+        from sktime.split import ExpandingGreedySplitter, ExpandingWindowSplitter
 
-        return [{"cv": ExpandingWindowSplitter(fh=[1, 2], initial_window=6)}]
+        return [
+            {"cv": ExpandingWindowSplitter(fh=[1, 2], initial_window=6)},
+            {"cv": ExpandingGreedySplitter(test_size=2, folds=2)},
+        ]
