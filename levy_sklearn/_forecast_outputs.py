@@ -202,9 +202,9 @@ class ForecastOutputs:
         """The predictive Normal of every forecast: mean ``predict``, variance ``predict_var``.
 
         On a panel it warns: sktime's ``CRPS`` and ``LogLoss`` cannot score an skpro
-        distribution with a row ``MultiIndex`` (a ``KeyError`` inside skpro), and sktime's
-        ``evaluate`` and ``ForecastingBenchmark`` then write the score computed before the
-        failure into every metric's column, not ``NaN`` (see
+        distribution with a row ``MultiIndex`` (a ``KeyError`` inside skpro); sktime's
+        ``evaluate`` then writes the score computed before the failure into every metric's
+        column, not ``NaN``, and ``ForecastingBenchmark`` records no row (see
         :doc:`/user_guide/global_forecasting`). ``predict_proba`` is what those metrics
         call, so the warning reaches a backtest that scores them.
 
@@ -237,11 +237,11 @@ class ForecastOutputs:
         if isinstance(dist.index, pd.MultiIndex):
             warnings.warn(
                 "predict_proba on a panel returns an skpro Normal with a row MultiIndex, "
-                "which sktime's CRPS and LogLoss cannot score (a KeyError inside skpro); in "
-                "evaluate or ForecastingBenchmark that failure writes the score computed "
-                "before it into every metric's column. Score panels with PinballLoss or "
-                "EmpiricalCoverage, or levy_sklearn.metrics.gaussian_crps of predict and "
-                "predict_var.",
+                "which sktime's CRPS and LogLoss cannot score (a KeyError inside skpro); "
+                "evaluate then writes the score computed before the failure into every "
+                "metric's column, and ForecastingBenchmark records no row. Score panels "
+                "with PinballLoss or EmpiricalCoverage, or levy_sklearn.metrics."
+                "gaussian_crps of predict and predict_var.",
                 UserWarning,
                 stacklevel=2,
             )

@@ -6,6 +6,7 @@ times of its test observations (see :doc:`/user_guide/global_forecasting`).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from sktime.split.base import BaseSplitter
 
@@ -68,6 +69,16 @@ class ObservedTimesSplitter(BaseSplitter):
                 "sktime reads Timedelta forecast times as spans after the cutoff, so a fold "
                 "cannot be forecast at its observations' own times on a TimedeltaIndex: give "
                 "the series a DatetimeIndex, e.g. y.index = pd.Timestamp(0) + y.index."
+            )
+        steps = getattr(self.cv, "fh", None)
+        if steps is not None and not pd.api.types.is_integer_dtype(np.asarray(steps)):
+            # sktime's window and cutoff splitters find a span's test observations by exact
+            # time, which an irregular series never has (a KeyError inside sktime).
+            raise ValueError(
+                f"ObservedTimesSplitter needs a splitter with integer steps (observations "
+                f"after the cutoff, e.g. fh=[1, 2, 3]), got fh={steps!r}: sktime's splitters "
+                "look the spans up among the observation times, which they miss on an "
+                "irregularly sampled series. Give cv integer fh and window lengths."
             )
         yield from self.cv.split(y)
 

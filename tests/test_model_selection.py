@@ -35,6 +35,14 @@ def test_zero_shot_evaluate_on_an_irregular_subject_forecasts_its_observed_times
     with pytest.raises(ValueError, match=r"y.index = pd.Timestamp\(0\) \+ y.index"):
         evaluate(forecaster, cv=cv, y=subject, error_score="raise")
     dated = subject.set_axis(pd.Timestamp(0) + subject.index)
+    # Spans: sktime's splitter looks them up among the observations (a KeyError inside it).
+    spans = ExpandingWindowSplitter(
+        fh=pd.to_timedelta([1, 2], unit="h"),
+        initial_window=pd.Timedelta("20h"),
+        step_length=pd.Timedelta("10h"),
+    )
+    with pytest.raises(ValueError, match="needs a splitter with integer steps"):
+        evaluate(forecaster, cv=ObservedTimesSplitter(spans), y=dated, error_score="raise")
     results = evaluate(
         forecaster,
         cv=cv,
