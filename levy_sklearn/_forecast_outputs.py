@@ -198,6 +198,55 @@ class ForecastOutputs:
         """
         return super().predict_quantiles(fh=fh, X=X, alpha=_levels(alpha, "alpha"))
 
+    def predict_proba(self, fh=None, X=None, marginal=True):
+        """The predictive Normal of every forecast: mean ``predict``, variance ``predict_var``.
+
+        On a panel it warns: sktime's ``CRPS`` and ``LogLoss`` cannot score an skpro
+        distribution with a row ``MultiIndex`` (a ``KeyError`` inside skpro); sktime's
+        ``evaluate`` then writes the score computed before the failure into every metric's
+        column, not ``NaN``, and ``ForecastingBenchmark`` records no row (see
+        :doc:`/user_guide/global_forecasting`). ``predict_proba`` is what those metrics
+        call, so the warning reaches a backtest that scores them.
+
+        Parameters
+        ----------
+        fh : int, list, pd.Index or ForecastingHorizon, optional
+            Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
+        X : ignored
+            Exogenous data is not used.
+        marginal : bool, default=True
+            Only marginal distributions are returned.
+
+        Returns
+        -------
+        skpro.distributions.Normal
+            One Normal per forecast time and channel, indexed like ``predict``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> forecaster = LevyForecaster(max_epochs=2, random_state=0).fit(load_airline())
+        >>> dist = forecaster.predict_proba(fh=[1, 2])
+        >>> mean = forecaster.predict(fh=[1, 2]).to_numpy()
+        >>> bool(np.allclose(dist.mean().to_numpy().ravel(), mean))
+        True
+        """
+        dist = super().predict_proba(fh=fh, X=X, marginal=marginal)
+        if isinstance(dist.index, pd.MultiIndex):
+            warnings.warn(
+                "predict_proba on a panel returns an skpro Normal with a row MultiIndex, "
+                "which sktime's CRPS and LogLoss cannot score (a KeyError inside skpro); "
+                "evaluate then writes the score computed before the failure into every "
+                "metric's column, and ForecastingBenchmark records no row. Score panels "
+                "with PinballLoss or EmpiricalCoverage, or levy_sklearn.metrics."
+                "gaussian_crps of predict and predict_var.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return dist
+
     def set_params(self, **params):
         """Set the parameters as every sktime estimator does, resetting the forecaster; warn
         where that discards a pretrained network.

@@ -214,9 +214,21 @@ def in_order(
         )
         return y
     if missing or unknown or duplicated:
+        # A channel the series never observes is an all-NaN column (not observed), which
+        # every front-end reads; dropping it would shift the channels the network knows.
+        fixes = []
+        if missing:
+            fixes.append(
+                "add a channel this series never observes as an all-NaN column "
+                f"(y[{missing[0]!r}] = np.nan)"
+            )
+        if unknown:
+            fixes.append(f"drop or rename {unknown}")
+        fixes.append(f"then pass exactly these columns, y[{columns!r}]")
         raise ValueError(
             f"{what} has columns {given} but the forecaster knows {columns} (missing: "
-            f"{missing}, unknown: {unknown}); channels are matched by name, so pass a frame "
-            f"with exactly these columns, e.g. y[{columns!r}] after renaming."
+            f"{missing}, unknown: {unknown}); channels are matched by name: "
+            + ", ".join(fixes)
+            + "."
         )
     return y[columns]

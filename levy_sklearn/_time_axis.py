@@ -551,7 +551,9 @@ class TimeAxis:
                 raise ValueError(
                     "Integer steps in fh are ambiguous on an irregularly spaced index without "
                     f"a freq. Pass {absolute}relative time spans (e.g. "
-                    "fh=pd.to_timedelta([1, 2], unit='h'))."
+                    "fh=pd.to_timedelta([1, 2], unit='h')); to backtest with sktime's "
+                    "evaluate, wrap its splitter in levy_sklearn.model_selection."
+                    "ObservedTimesSplitter, which forecasts each fold at its observed times."
                 )
             return pd.Index(cutoff[0] + np.asarray(values) * pd.Timedelta(step * self.unit))
         if self.kind == "numeric" and pd.api.types.is_timedelta64_dtype(values.dtype):

@@ -828,6 +828,23 @@ def test_forecaster_warns_when_fh_is_before_the_first_observation():
         f.predict(fh=pd.DatetimeIndex([y.index[0]]))
 
 
+def test_forecaster_missing_channel_after_pretrain_names_the_all_nan_fix_which_works():
+    y = pd.DataFrame({"hr": hourly(), "temp": hourly(seed=1)})
+    panel = pd.concat({k: y for k in "abcde"}, names=["patient", "time"])
+    f = LevyForecaster(**TINY_FC).pretrain(panel)
+    with pytest.raises(
+        ValueError, match=r"missing: \['temp'\].*all-NaN column \(y\['temp'\] = np.nan\)"
+    ):
+        f.fit(y[["hr"]])
+    # The fix it names: the channel is then forecast at the pretraining population's level.
+    new = y[["hr"]].copy()
+    new["temp"] = np.nan
+    with pytest.warns(UserWarning, match=r"\['temp'\] of y have no .*population's mean"):
+        forecast = f.fit(new).predict(fh=[1, 2])
+    assert list(forecast.columns) == ["hr", "temp"]
+    assert np.isfinite(forecast.to_numpy()).all()
+
+
 def test_forecaster_unobserved_channel_after_pretrain_is_not_told_to_drop_it():
     # After pretrain every pretrained channel must be given, so the warning cannot say "drop".
     y = pd.DataFrame({"hr": hourly(), "temp": hourly(seed=1)})
