@@ -18,6 +18,12 @@ A model file is a zip archive with fixed members:
     The state dict of every trained torch module, in the safetensors format (tensors and a
     JSON header, no code path). The skorch nets are rebuilt from their hyperparameters and
     get these weights, checked name by name for shape, dtype and finiteness.
+``_metadata`` (forecaster files only)
+    The fixed text ``clevy_sklearn.forecaster\nLevyForecaster\n.``: sktime's
+    ``sktime.base.load`` unpickles this member to learn the class whose ``load_from_path``
+    reads the file, so it must be a pickle; it is the smallest one, a reference to the class
+    (the ``GLOBAL`` and ``STOP`` opcodes: no data, no call). :func:`load` compares it with
+    these bytes and never unpickles it.
 
 Loading never unpickles and never imports a name taken from the file: every class and
 function a file can refer to is a key of a fixed table in this module. Anything else (an
@@ -49,11 +55,15 @@ __all__ = ["FORMAT_VERSION", "load", "load_from_path", "save"]
 
 #: Version of the file format written by :func:`save`. :func:`load` reads every version up
 #: to this one (older ones through a migration) and refuses newer ones.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _FORMAT = "levy-sklearn model"
 _MANIFEST = "manifest.json"
 _STATE = "state.json"
 _WEIGHTS = "weights.safetensors"
+# sktime.base.load(path) runs pickle.loads on this member and calls load_from_path of the
+# class it names: a class reference by module and name (protocol 0's GLOBAL, then STOP).
+_SKTIME_METADATA = "_metadata"
+_CLASS_REFERENCES = {"LevyForecaster": b"clevy_sklearn.forecaster\nLevyForecaster\n."}
 _ARRAY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
 # A fixed timestamp for every zip entry, so that saving one model twice gives the same bytes.
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)
@@ -101,8 +111,9 @@ _DEPENDENCIES = (
     "safetensors",
 )
 # Migrations from older format versions: {version: function turning that version's state
-# into the next version's}. Empty while version 1 is the only one.
-_MIGRATIONS: dict[int, Callable[[dict], dict]] = {}
+# into the next version's}. Format 2 added the _metadata member of forecaster files; the
+# state is version 1's.
+_MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: lambda state: state}
 
 
 def _estimator_classes() -> dict[str, type]:
@@ -586,6 +597,8 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
         (_WEIGHTS, save_tensors(writer.tensors)),
     ]
     members += [(f"arrays/{i}.npy", data) for i, data in enumerate(writer.arrays)]
+    if key in _CLASS_REFERENCES:
+        members.append((_SKTIME_METADATA, _CLASS_REFERENCES[key]))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in members:
@@ -1079,13 +1092,13 @@ def _open_archive(path: str | os.PathLike | IO[bytes]) -> dict[str, bytes]:
             names = [info.filename for info in infos]
             if len(set(names)) != len(names):
                 raise _refuse("the archive has duplicate member names.")
-            fixed = (_MANIFEST, _STATE, _WEIGHTS)
+            fixed = (_MANIFEST, _STATE, _WEIGHTS, _SKTIME_METADATA)
             unexpected = [n for n in names if n not in fixed and not _ARRAY.fullmatch(n)]
             if unexpected:
                 raise _refuse(
                     f"unexpected members {unexpected[:5]} in the archive.",
-                    f"A model file holds only {_MANIFEST}, {_STATE}, {_WEIGHTS} and "
-                    "arrays/<n>.npy.",
+                    f"A model file holds only {_MANIFEST}, {_STATE}, {_WEIGHTS}, "
+                    f"arrays/<n>.npy and (a forecaster's) {_SKTIME_METADATA}.",
                 )
             missing = [n for n in (_MANIFEST, _STATE, _WEIGHTS) if n not in names]
             if missing:
@@ -1127,6 +1140,23 @@ def _read_manifest(data: bytes) -> tuple[str, int]:
             f"A model file holds one of {sorted(_estimator_classes())}.",
         )
     return key, version
+
+
+def _check_class_reference(key: str, version: int, data: bytes | None) -> None:
+    """The _metadata member: exactly the class reference of ``key`` (compared as bytes,
+    never unpickled) where format 2 writes one, else absent."""
+    expected = _CLASS_REFERENCES.get(key) if version >= 2 else None
+    if data == expected:
+        return
+    if expected is None:
+        raise _refuse(f"{_SKTIME_METADATA} belongs in forecaster files of format 2 or later.")
+    if data is None:
+        raise _refuse(f"the archive lacks {[_SKTIME_METADATA]}.", "The file is incomplete.")
+    raise _refuse(
+        f"{_SKTIME_METADATA} is not the reference to {key} that save writes (a pickle "
+        "there could run code when sktime.base.load reads the file).",
+        _TAMPERED,
+    )
 
 
 # Fitted attributes each estimator needs, and the types any attribute of that name must have.
@@ -1376,6 +1406,7 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
 
     members = _open_archive(path)
     key, version = _read_manifest(members[_MANIFEST])
+    _check_class_reference(key, version, members.get(_SKTIME_METADATA))
     state = _strict_json(members[_STATE], _STATE)
     for step in range(version, FORMAT_VERSION):
         state = _MIGRATIONS[step](state)

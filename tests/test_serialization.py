@@ -15,6 +15,7 @@ import io
 import json
 import os
 import pickle
+import pickletools
 import subprocess
 import sys
 import warnings
@@ -31,6 +32,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 import levy_sklearn
+from levy_sklearn._forecast_outputs import PRETRAINING_PARAMS, RETUNABLE_PARAMS
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.serialization import FORMAT_VERSION, load, load_from_path, save
@@ -687,6 +689,10 @@ REFUSALS = {
         lambda d: _edit_state(d, _set(["attributes", "n_targets_"], 2)),
         "n_targets_ is 2, where the network and the data need 1",
     ),
+    "sktime's class reference in a regressor file": (
+        lambda d: _archive({**_members(d), "_metadata": CLASS_REFERENCE}),
+        "_metadata belongs in forecaster files",
+    ),
     "JSON NaN": (
         lambda d: _archive({**_members(d), "state.json": b'{"params": NaN}'}),
         "not JSON",
@@ -716,6 +722,14 @@ def _calibration_array(field: str, change):
 
 
 FORECASTER_REFUSALS = {
+    "class reference replaced by a pickle": (
+        lambda d: _archive({**_members(d), "_metadata": pickle.dumps(dict)}),
+        "_metadata is not the reference to LevyForecaster",
+    ),
+    "class reference missing": (
+        lambda d: _archive({k: v for k, v in _members(d).items() if k != "_metadata"}),
+        r"lacks \['_metadata'\]",
+    ),
     # each loaded: intervals off by up to 3.6, NaN, or a negative predict_var (bug hunt 27b)
     "series scale of another shape": (
         _with_attribute_array("series_scale_", lambda a: a[:, :1]),
@@ -809,6 +823,7 @@ def test_a_malicious_pickle_never_runs(regressor_file, tmp_path):
         "an array member": _archive({**members, array: payload}),
         "an object .npy": _archive({**members, array: npy.getvalue()}),
         "an extra member": _archive({**members, "model.pkl": payload}),
+        "sktime's _metadata": _archive({**members, "_metadata": payload}),
         "a zip of only a pickle": _archive({"model.pkl": payload}),
     }
     for where, data in files.items():
@@ -835,9 +850,77 @@ def test_save_to_a_folder_or_into_a_missing_folder_names_the_path(regressor, tmp
     assert list(tmp_path.iterdir()) == []
 
 
-def test_sktime_loader_refuses_a_model_file_and_names_load(forecasters, tmp_path):
-    # sktime's load_from_path failed with "There is no item named '_obj' in the archive".
+# ---------------------------------------------------------------- sktime's save and load
+
+# The one pickle in a forecaster file: sktime.base.load unpickles _metadata to find the class.
+CLASS_REFERENCE = b"clevy_sklearn.forecaster\nLevyForecaster\n."
+
+
+def test_sktime_save_and_load_round_trip_bitwise_without_pickling_the_estimator(
+    forecasters, tmp_path
+):
+    from sktime.base import load as sktime_load
+
+    f = forecasters["zero_shot"]
+    expected = forecaster_outputs(f)
+    f.save(str(tmp_path / "by_name")).close()  # sktime's convention: the name without .zip
+    f.save(tmp_path / "by_path.levy.zip").close()  # a Path is the file itself
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["by_name.zip", "by_path.levy.zip"]
+    loaded = [
+        sktime_load(str(tmp_path / "by_name")),
+        sktime_load(tmp_path / "by_path.levy.zip"),
+        sktime_load(f.save()),  # in memory: (class, bytes)
+        load(tmp_path / "by_name.zip"),
+    ]
+    for again in loaded:
+        assert type(again) is LevyForecaster
+        assert_same(expected, forecaster_outputs(again))
+    with zipfile.ZipFile(tmp_path / "by_name.zip") as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    assert "_obj" not in members
+    assert members.pop("_metadata") == CLASS_REFERENCE
+    ops = [op.name for op, _, _ in pickletools.genops(CLASS_REFERENCE)]
+    assert ops == ["GLOBAL", "STOP"]  # a class by name: no data, no call
+    assert not any(data.startswith(b"\x80") for data in members.values())
+    assert (tmp_path / "by_name.zip").read_bytes() == f.save()[1]
+
+
+def test_sktime_load_reads_a_file_of_levy_sklearn_serialization(forecasters, tmp_path):
+    from sktime.base import load as sktime_load
+
     path = tmp_path / "model.levy.zip"
     save(forecasters["series"], path)
-    with pytest.raises(ValueError, match=r"levy-sklearn model file.*serialization\.load"):
+    again = sktime_load(path)
+    assert_same(forecaster_outputs(forecasters["series"]), forecaster_outputs(again))
+
+
+def test_sktime_pickle_files_are_refused_by_name(tmp_path):
+    path = tmp_path / "old.zip"
+    path.write_bytes(_archive({"_metadata": pickle.dumps(dict), "_obj": pickle.dumps({})}))
+    with pytest.raises(ValueError, match=r"holds a pickle of the estimator.*read\('_obj'\)"):
         LevyForecaster.load_from_path(path)
+    with pytest.raises(ValueError, match="serialization_format='json' is not one of"):
+        LevyForecaster().save(str(tmp_path / "x"), serialization_format="json")
+
+
+def test_every_forecaster_parameter_is_either_retunable_or_shapes_the_pretraining():
+    names = set(LevyForecaster.get_param_names())
+    assert PRETRAINING_PARAMS | RETUNABLE_PARAMS == names
+    assert not PRETRAINING_PARAMS & RETUNABLE_PARAMS
+
+
+def test_retunable_parameters_keep_a_loaded_pretraining(forecasters, tmp_path):
+    y = panel(1).droplevel(0)
+    save(forecasters["pretrained_only"], tmp_path / "shared.levy.zip")
+    shared = load(tmp_path / "shared.levy.zip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no "set_params reset" warning
+        shared.set_params(verbose=0, calibration_fraction=0.3)
+    assert shared.state == "pretrained"
+    # The reference: the same settings before pretrain (calibration_fraction acts at fit).
+    reference = LevyForecaster(**FC).pretrain(panel()).fit(y, fh=FH)
+    assert_same(forecaster_outputs(reference), forecaster_outputs(shared.fit(y, fh=FH)))
+    # A parameter the network is built from still resets it, with a warning.
+    with pytest.warns(UserWarning, match="set_params reset this forecaster"):
+        shared.set_params(d_model=16)
+    assert shared.state == "new" and not hasattr(shared, "pretrained_net_")
