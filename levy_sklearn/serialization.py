@@ -556,6 +556,9 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
     TypeError
         If the estimator is of another class, or holds an attribute the format cannot
         encode (the message names it); nothing is written then.
+    ValueError
+        If a hyperparameter of the network's shape (``d_model``, ``n_heads``, ...) was set
+        after the fit and differs from the fitted network's (a file of it would be refused).
     IsADirectoryError, FileNotFoundError
         If ``path`` is a folder, or its folder does not exist.
 
@@ -580,6 +583,11 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
     from safetensors.torch import save as save_tensors
 
     key, state = _state_of(estimator)
+    problem = _architecture_mismatch(state["params"], state["attributes"])
+    if problem:
+        raise ValueError(
+            f"Cannot save: {problem} Set the hyperparameter back, or fit again with it."
+        )
     writer = _Writer()
     encoded = {
         "params": writer.encode_dict(state["params"], "hyperparameter"),
@@ -1332,6 +1340,29 @@ def _check_forecaster_state(attributes: dict) -> None:
             raise _refuse(f"{prefix}time_unit_ is {unit!r}, not a positive span.", _TAMPERED)
 
 
+# Hyperparameters each network is built with, under the same name (module__<name>).
+_ARCHITECTURE = ("d_model", "n_heads", "n_windowed_heads", "n_layers", "attention", "dropout")
+
+
+def _architecture_mismatch(params: dict, attributes: dict) -> str | None:
+    """Where a hyperparameter of the network's shape differs from the network's own (a
+    ``d_model`` edited 32 → 16 loaded, and ``get_params`` said 16 of a 32-wide network)."""
+    from .training import LevyNeuralNet
+
+    for attr in ("net_", "pretrained_net_"):
+        net = attributes.get(attr)
+        if not isinstance(net, LevyNeuralNet):
+            continue
+        for name in _ARCHITECTURE:
+            value = params.get(name)
+            if value == "auto":  # resolved at fit: the regressor's n_layers_
+                value = attributes.get(f"{name}_", value)
+            built = getattr(net, f"module__{name}", value)
+            if value != "auto" and value != built:
+                return f"{name}={value!r}, but {attr} was built with {name}={built!r}."
+    return None
+
+
 def _positive_span(unit: object) -> bool:
     """Whether a time unit is a positive ``Timedelta`` or number (not NaT, NaN or text)."""
     try:
@@ -1429,6 +1460,9 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
     params = reader.decode(state["params"])
     attributes = reader.decode(state["attributes"])
     _check_fitted(key, attributes)
+    problem = _architecture_mismatch(params, attributes)
+    if problem:
+        raise _refuse(problem, _TAMPERED)
     if reader.used_arrays != set(arrays):
         raise _refuse(f"unexpected members {sorted(set(arrays) - reader.used_arrays)[:5]}.")
     if reader.used_tensors != set(tensors):

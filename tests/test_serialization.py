@@ -383,6 +383,13 @@ def test_file_holds_only_data(regressor):
     assert {k.split(".module_.", 1)[-1] for k in weights if ".module_." in k} == set(state)
 
 
+def test_save_refuses_a_network_that_its_hyperparameters_do_not_describe(regressor, tmp_path):
+    reshaped = copy.deepcopy(regressor).set_params(d_model=16)
+    with pytest.raises(ValueError, match="d_model=16, but net_ was built with d_model=8"):
+        save(reshaped, tmp_path / "reshaped.levy.zip")
+    assert not (tmp_path / "reshaped.levy.zip").exists()
+
+
 def test_save_refuses_what_it_cannot_encode(regressor, tmp_path):
     odd = copy.deepcopy(regressor)
     odd.extra_ = object()
@@ -640,6 +647,14 @@ REFUSALS = {
         lambda d: _edit_state(d, _set(["attributes", "predict"], 1)),
         "would shadow",
     ),
+    "hyperparameter differs from the network": (
+        lambda d: _edit_state(d, _set(["params", "d_model"], 16)),
+        "d_model=16, but net_ was built with d_model=8",
+    ),
+    "resolved layer count differs from the network": (
+        lambda d: _edit_state(d, _set(["attributes", "n_layers_"], 1)),
+        "n_layers=1, but net_ was built with n_layers=0",
+    ),
     "network shape differs": (
         lambda d: _edit_state(d, _set([*NET, "params", "module__d_model"], 16)),
         "network rebuilt",
@@ -725,6 +740,10 @@ FORECASTER_REFUSALS = {
     "class reference replaced by a pickle": (
         lambda d: _archive({**_members(d), "_metadata": pickle.dumps(dict)}),
         "_metadata is not the reference to LevyForecaster",
+    ),
+    "forecaster width edited": (
+        lambda d: _edit_state(d, _set(["params", "d_model"], 16)),
+        "d_model=16, but net_ was built with d_model=8",
     ),
     "class reference missing": (
         lambda d: _archive({k: v for k, v in _members(d).items() if k != "_metadata"}),
