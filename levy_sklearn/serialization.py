@@ -11,7 +11,8 @@ A model file is a zip archive with fixed members:
     small tagged encoding of numbers, strings, lists, tuples, dicts, ``None``, NumPy arrays,
     pandas indexes, frames, timestamps and time deltas, sktime forecasting horizons and the
     package's own small state classes (:class:`~levy_sklearn.uncertainty.LeadCalibration`,
-    :class:`~levy_sklearn.conformal.ConformalIntervals`), each from a fixed registry.
+    :class:`~levy_sklearn.conformal.ConformalIntervals`), each from a fixed registry and
+    written and read only through its ``to_state`` and ``from_state``.
 ``arrays/<n>.npy``
     The NumPy arrays the state refers to, read with ``allow_pickle=False``.
 ``weights.safetensors``
@@ -68,32 +69,10 @@ _ARRAY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
 # A fixed timestamp for every zip entry, so that saving one model twice gives the same bytes.
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)
 _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PROTO opcode
-# Hyperparameters and state fields added since format 1 was fixed: a file without them was
-# written before they existed and loads with their default (calibration_folds changes how a
-# later pretrain trains; a calibration without centres is read by lead bin, one without
-# mean weights keeps the network's forecast, one without level weights pulls nowhere, and
-# one without samples-ahead edges has one group per channel, one without growth shares
-# floors beyond the horizon like a random walk, one without unseen quantiles forecasts a
-# channel a subject never showed with the network, one without history edges has one history
-# group, as they were).
-_LEAD_CALIBRATION_FIELDS = (
-    "quantiles",
-    "second_moment",
-    "edges",
-    "n_scores",
-    "centres",
-    "mean_weight",
-    "level_weight",
-    "ahead_edges",
-    "growth",
-    "unseen_quantiles",
-    "unseen_second_moment",
-    "history_edges",
-)
-_ADDED_SINCE_V1 = {
-    "LevyForecaster": {"calibration_folds"},
-    "LeadCalibration": set(_LEAD_CALIBRATION_FIELDS[4:]),  # all but the first four
-}
+# Hyperparameters added since format 1 was fixed: a file without them was written before
+# they existed and loads with their default (calibration_folds changes how a later pretrain
+# trains). The state classes' own tables default likewise, in their from_state.
+_ADDED_SINCE_V1 = {"LevyForecaster": {"calibration_folds"}}
 
 
 # Array kinds a file may hold: bool, integers, floats, complex, datetime, timedelta, text.
@@ -174,35 +153,13 @@ def _enums() -> dict[str, type[enum.Enum]]:
     return {"sktime.DtypeKind": DtypeKind}
 
 
-def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
-    """Small state classes of the package: key → (class, the attributes that define it)."""
+def _state_classes() -> dict[str, type]:
+    """Small state classes of the package, each saved through its ``to_state`` and read
+    through its ``from_state`` (which checks what it reads), by fixed key."""
     from .conformal import ConformalIntervals
     from .uncertainty import LeadCalibration
 
-    return {
-        "LeadCalibration": (LeadCalibration, _LEAD_CALIBRATION_FIELDS),
-        "ConformalIntervals": (ConformalIntervals, ("_mean", "_std", "_y")),
-    }
-
-
-def _build_state_object(key: str, fields: dict[str, Any]) -> Any:
-    cls, names = _state_classes()[key]
-    if key == "LeadCalibration":
-        return cls(**fields)
-    # ConformalIntervals: its constructor would re-derive the columns from raw moments;
-    # restore them as they were, with an empty cache of MAPIE conformalizers (rebuilt from
-    # these arrays, deterministically, on first use).
-    shapes = {np.shape(fields[n]) for n in names}
-    if len(shapes) != 1 or len(next(iter(shapes))) != 2:
-        raise ValueError(
-            f"ConformalIntervals arrays must be 2-D and of one shape, got {sorted(shapes)}."
-        )
-    obj = cls.__new__(cls)
-    for name in names:
-        setattr(obj, name, np.asarray(fields[name], dtype=np.float64))
-    obj.n_samples, obj.n_targets = obj._mean.shape
-    obj._fitted = {}
-    return obj
+    return {"LeadCalibration": LeadCalibration, "ConformalIntervals": ConformalIntervals}
 
 
 # Attributes of a skorch net that ``initialize()`` rebuilds from its hyperparameters.
@@ -251,7 +208,7 @@ class _Writer:
         self.memo: dict[int, tuple[str, Any]] = {}  # id → (reference, object kept alive)
         self.symbols = {id(v): k for k, v in _symbols().items()}
         self.enums = {v: k for k, v in _enums().items()}
-        self.state_classes = {cls: key for key, (cls, _) in _state_classes().items()}
+        self.state_classes = {cls: key for key, cls in _state_classes().items()}
 
     def array(self, a: np.ndarray, where: str) -> str:
         if a.dtype.kind not in _ARRAY_KINDS or a.dtype.fields is not None:
@@ -333,16 +290,9 @@ class _Writer:
 
     def encode_state_object(self, value: Any, where: str) -> dict:
         key = self.state_classes[type(value)]
-        names = _state_classes()[key][1]
-        extra = set(vars(value)) - set(names) - {"n_samples", "n_targets", "_fitted"}
-        if extra:
-            raise TypeError(
-                f"{where}: {key} has attributes {sorted(extra)} the file format does not know; "
-                "levy_sklearn.serialization needs a format update for them."
-            )
         ref = f"obj{len(self.memo)}"
         self.memo[id(value)] = (ref, value)
-        fields = {n: self.encode(getattr(value, n), f"{where}.{n}") for n in names}
+        fields = {n: self.encode(v, f"{where}.{n}") for n, v in value.to_state().items()}
         return {"$state": [key, ref, fields]}
 
     def encode_net(self, net: Any, where: str) -> dict:
@@ -757,6 +707,7 @@ class _Reader(_PandasTags):
         self.used_arrays: set[str] = set()
         self.used_tensors: set[str] = set()
         self.objects: dict[str, Any] = {}
+        self.where = "the state"  # the attribute being decoded, named in refusals
         self.symbols = _symbols()
         self.enums = _enums()
         self.state_classes = _state_classes()
@@ -888,10 +839,16 @@ class _Reader(_PandasTags):
         key, ref, fields = _list(body, 3)
         if key not in self.state_classes:
             raise _refuse(f"unknown state class {key!r}.")
-        names = set(self.state_classes[key][1])
-        if not isinstance(fields, dict) or not _names_match(key, names, fields):
-            raise _refuse(f"{key} needs exactly the fields {sorted(names)}.")
-        obj = _build_state_object(key, {n: self.decode(v) for n, v in fields.items()})
+        if not isinstance(fields, dict):
+            raise _refuse(f"{key} needs its fields by name.")
+        try:
+            obj = self.state_classes[key].from_state(
+                {n: self.decode(v) for n, v in fields.items()}
+            )
+        except (TypeError, ValueError) as err:
+            if str(err).startswith("Refusing"):
+                raise
+            raise _refuse(f"{self.where}: {err}", _TAMPERED) from None
         self.objects[_new_ref(ref, self.objects)] = obj
         return obj
 
@@ -1458,7 +1415,10 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
         net_device = check_device(device)  # a ValueError naming the fix, before any work
     reader = _Reader(arrays, tensors, net_device)
     params = reader.decode(state["params"])
-    attributes = reader.decode(state["attributes"])
+    attributes = {}
+    for name, value in state["attributes"].items():
+        reader.where = name
+        attributes[name] = reader.decode(value)
     _check_fitted(key, attributes)
     problem = _architecture_mismatch(params, attributes)
     if problem:

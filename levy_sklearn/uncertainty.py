@@ -160,6 +160,24 @@ def horizon_floor(
     return np.where(lead > horizon, np.maximum(variance, variance_at_horizon * grown), variance)
 
 
+# The tables that define a LeadCalibration, in the order a model file lists them; those
+# after the first four are absent from files written before they existed (their defaults).
+_LEAD_CALIBRATION_FIELDS = (
+    "quantiles",
+    "second_moment",
+    "edges",
+    "n_scores",
+    "centres",
+    "mean_weight",
+    "level_weight",
+    "ahead_edges",
+    "growth",
+    "unseen_quantiles",
+    "unseen_second_moment",
+    "history_edges",
+)
+
+
 class LeadCalibration:
     """Split-conformal calibration of σ per channel and lead, at every coverage level.
 
@@ -432,6 +450,61 @@ class LeadCalibration:
         for name, ok, must in rules:
             if not ok:
                 raise ValueError(f"{name} must {must}.")
+
+    def to_state(self) -> dict[str, np.ndarray | None]:
+        """The tables that define this calibration, by name (what a model file holds).
+
+        Returns
+        -------
+        dict of str to ndarray or None
+
+        Examples
+        --------
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> state = LeadCalibration.identity(2).to_state()
+        >>> state["quantiles"].shape, state["centres"]
+        ((2, 1, 101), None)
+        """
+        return {name: getattr(self, name) for name in _LEAD_CALIBRATION_FIELDS}
+
+    @classmethod
+    def from_state(cls, state: dict) -> LeadCalibration:
+        """The calibration of :meth:`to_state`'s tables, checked as :meth:`check` does
+        (for the channel count its tables imply).
+
+        Parameters
+        ----------
+        state : dict
+            Tables by name; the first four are required, later ones default when absent.
+
+        Returns
+        -------
+        LeadCalibration
+
+        Raises
+        ------
+        ValueError
+            If a table is unknown, missing, or one a fit never writes (the message names it).
+
+        Examples
+        --------
+        >>> from levy_sklearn.uncertainty import LeadCalibration
+        >>> state = LeadCalibration.identity(2).to_state()
+        >>> LeadCalibration.from_state(state).n_bins
+        1
+        >>> LeadCalibration.from_state({**state, "second_moment": -state["second_moment"]})
+        Traceback (most recent call last):
+        ...
+        ValueError: second_moment must be positive.
+        """
+        unknown = sorted(set(state) - set(_LEAD_CALIBRATION_FIELDS))
+        missing = [name for name in _LEAD_CALIBRATION_FIELDS[:4] if name not in state]
+        if unknown or missing:
+            raise ValueError(f"unknown tables {unknown} or missing tables {missing}.")
+        table = cls(**state)
+        rows = table.quantiles.shape[0] if table.quantiles.ndim else 0
+        table.check(rows // table.n_groups)
+        return table
 
     @classmethod
     def identity(cls, n_channels: int) -> LeadCalibration:

@@ -778,6 +778,12 @@ FORECASTER_REFUSALS = {
         _calibration_array("quantiles", lambda a: a[..., :1]),
         r"calibration_: quantiles has shape \(2, \d+, 1\)",
     ),
+    "calibration with an unknown table": (
+        lambda d: _edit_state(
+            d, _set(["attributes", "calibration_", "$state", 2, "evil"], {"$float": "nan"})
+        ),
+        r"calibration_: unknown tables \['evil'\]",
+    ),
     "NaN time unit": (
         lambda d: _edit_state(d, _set(["attributes", "time_unit_"], {"$float": "nan"})),
         "time_unit_ is nan, not a positive span",
