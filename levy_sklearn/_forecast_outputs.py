@@ -22,6 +22,7 @@ import os
 import warnings
 import zipfile
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -82,6 +83,58 @@ class ForecastOutputs:
     """Public outputs of a forecaster that defines ``_moments(fh, diagnostics)`` (rows,
     mean, calibrated variance, ...; see ``LevyForecaster._moments``) on top of sktime's
     ``BaseForecaster``."""
+
+    # LevyForecaster's state a model file holds (levy_sklearn.serialization saves exactly
+    # these): name -> (type family, required of every fitted forecaster). "sktime" marks
+    # sktime's own bookkeeping, saved as sktime keeps it. Declared here while forecaster.py
+    # is held to 600 lines.
+    _saved_attributes: ClassVar[dict[str, tuple[str, bool]]] = {
+        "net_": ("net", True),
+        "calibration_": ("calibration", True),
+        "channel_mean_": ("floats", True),
+        "channel_scale_": ("scales", True),
+        "series_mean_": ("floats", True),
+        "series_scale_": ("scales", True),
+        "n_channels_": ("int", False),
+        "time_unit_": ("span", True),
+        "time_kind_": ("text", False),
+        "time_origin_": ("number", False),
+        "context_span_": ("value", False),
+        "horizon_span_": ("value", False),
+        "seasonal_period_": ("value", False),
+        "max_targets_": ("value", False),
+        "ar_order_": ("int", False),
+        "calibration_fraction_": ("number", False),
+        "_ar_lags": ("value", False),
+        "_index_names": ("value", False),
+        "_series": ("frames", True),
+        "_step": ("value", False),
+        "pretrained_net_": ("net", False),
+        "pretrained_calibration_": ("calibration", False),
+        "pretrained_channel_mean_": ("floats", False),
+        "pretrained_channel_scale_": ("scales", False),
+        "pretrained_n_channels_": ("int", False),
+        "pretrained_columns_": ("value", False),
+        "pretrained_time_unit_": ("span", False),
+        "pretrained_time_kind_": ("text", False),
+        "_cutoff": ("index", True),
+        "_fh": ("sktime", False),
+        "_y": ("sktime", False),
+        "_X": ("sktime", False),
+        "_converter_store_y": ("sktime", False),
+        "_state": ("sktime", False),
+        "_tags_dynamic": ("sktime", False),
+        "_config_dynamic": ("sktime", False),
+        "_y_metadata": ("sktime", False),
+        "_y_mtype_last_seen": ("sktime", False),
+        "_X_mtype_last_seen": ("sktime", False),
+        "_pretrained_attrs": ("sktime", False),
+        "_is_vectorized": ("sktime", False),
+        "_feature_names": ("sktime", False),
+        "_is_fitted": ("sktime", False),
+        "_yvec": ("sktime", False),
+        "_y_before": ("sktime", False),  # what an update in progress restores if refused
+    }
 
     @property
     def index_names_(self) -> list:

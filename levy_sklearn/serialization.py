@@ -7,7 +7,8 @@ A model file is a zip archive with fixed members:
     from a fixed list (``"LevyAttentionRegressor"``, ``"LevyForecaster"``) and the versions of
     levy-sklearn and its dependencies that wrote it.
 ``state.json``
-    Every hyperparameter and every fitted attribute (``vars(estimator)``) as typed JSON: a
+    Every hyperparameter and every fitted attribute, each one the estimator declares with
+    its type family in ``_saved_attributes`` (an undeclared one is refused), as typed JSON: a
     small tagged encoding of numbers, strings, lists, tuples, dicts, ``None``, NumPy arrays,
     pandas indexes, frames, timestamps and time deltas, sktime forecasting horizons and the
     package's own small state classes (:class:`~levy_sklearn.uncertainty.LeadCalibration`,
@@ -483,6 +484,13 @@ def _state_of(estimator: Any) -> tuple[str, dict]:
     names = _param_names(type(estimator))
     attributes = dict(vars(estimator))
     params = {name: attributes.pop(name) for name in names if name in attributes}
+    undeclared = sorted(set(attributes) - set(type(estimator)._saved_attributes))
+    if undeclared:
+        raise TypeError(
+            f"attribute {undeclared[0]} of the {key} is not among the fitted state it "
+            f"declares ({key}._saved_attributes), so a model file cannot hold it; declare "
+            "it there with its type family."
+        )
     return key, {"params": params, "attributes": attributes}
 
 
@@ -1124,66 +1132,31 @@ def _check_class_reference(key: str, version: int, data: bytes | None) -> None:
     )
 
 
-# Fitted attributes each estimator needs, and the types any attribute of that name must have.
-def _schema(key: str) -> tuple[tuple[str, ...], dict[str, tuple[type, ...]]]:
+def _families() -> dict[str, tuple[type, ...]]:
+    """The types of each family of fitted attributes an estimator declares in
+    ``_saved_attributes`` (``floats`` and ``scales`` are also checked for their values)."""
     from .conformal import ConformalIntervals
     from .training import LevyNeuralNet
     from .uncertainty import LeadCalibration
 
-    arrays = (np.ndarray,)
-    if key == "LevyAttentionRegressor":
-        required = (
-            "net_",
-            "n_features_in_",
-            "n_targets_",
-            "x_mean_",
-            "x_scale_",
-            "y_mean_",
-            "y_scale_",
-            "feature_times_",
-            "time_scale_",
-            "_y_1d",
-        )
-        types = {
-            "net_": (LevyNeuralNet,),
-            "conformal_": (ConformalIntervals,),
-            "n_features_in_": (int,),
-            "n_targets_": (int,),
-            "x_mean_": arrays,
-            "x_scale_": arrays,
-            "y_mean_": arrays,
-            "y_scale_": arrays,
-            "feature_times_": arrays,
-            "_y_1d": (bool,),
-        }
-        return required, types
-    required = (
-        "net_",
-        "calibration_",
-        "channel_mean_",
-        "channel_scale_",
-        "series_mean_",
-        "series_scale_",
-        "time_unit_",
-        "_series",
-        "_cutoff",
-    )
-    types = {
-        "net_": (LevyNeuralNet,),
-        "pretrained_net_": (LevyNeuralNet,),
-        "calibration_": (LeadCalibration,),
-        "pretrained_calibration_": (LeadCalibration,),
-        "channel_mean_": arrays,
-        "channel_scale_": arrays,
-        "series_mean_": arrays,
-        "series_scale_": arrays,
-        "pretrained_channel_mean_": arrays,
-        "pretrained_channel_scale_": arrays,
-        "_series": (dict,),
-        "_cutoff": (pd.Index, type(None)),
-        "time_origin_": (int, float),
+    anything = (object,)
+    return {
+        "net": (LevyNeuralNet,),
+        "calibration": (LeadCalibration,),
+        "conformal": (ConformalIntervals,),
+        "floats": (np.ndarray,),
+        "scales": (np.ndarray,),
+        "names": (np.ndarray,),
+        "int": (int,),
+        "number": (int, float),
+        "bool": (bool,),
+        "text": (str,),
+        "span": (pd.Timedelta, int, float),
+        "index": (pd.Index, type(None)),
+        "frames": (dict,),
+        "value": anything,  # a resolved setting whose type follows the data (a step, a span)
+        "sktime": anything,  # sktime's bookkeeping, as sktime keeps it
     }
-    return required, types
 
 
 def _names_match(key: str, expected: set[str], present: object) -> bool:
@@ -1209,32 +1182,37 @@ def _check_schema(key: str, cls: type, state: Any) -> None:
         if name in names:
             raise _refuse(f"{name!r} is both a hyperparameter and an attribute.")
         _check_attribute_name(cls, name)
+        if name not in cls._saved_attributes:
+            raise _refuse(f"{name!r} is not an attribute {key} saves ({key}._saved_attributes).")
 
 
 def _check_fitted(key: str, attributes: dict) -> None:
-    required, types = _schema(key)
+    declared = _estimator_classes()[key]._saved_attributes
     fitted = "net_" in attributes
     if fitted:
-        missing = [name for name in required if name not in attributes]
+        missing = [name for name, (_, required) in declared.items() if required]
+        missing = [name for name in missing if name not in attributes]
         if missing:
             raise _refuse(
                 f"schema mismatch: a fitted {key} needs {missing}, which the file lacks."
             )
-    for name, allowed in types.items():
-        value = attributes.get(name)
-        if name in attributes and not isinstance(value, allowed):
+    families = _families()
+    for name, value in attributes.items():
+        family = declared[name][0]
+        allowed = families[family]
+        if not isinstance(value, allowed):
             raise _refuse(
                 f"schema mismatch: {name} is a {type(value).__name__}, but {key} needs "
                 f"{' or '.join(t.__name__ for t in allowed)}."
             )
         # The standardisation multiplies every prediction: a NaN, inf or text there would
         # come back as NaN, inf or numpy's error at predict, as non-finite weights would.
-        if isinstance(value, np.ndarray) and not (
+        if family in ("floats", "scales") and not (
             value.dtype.kind == "f"
             and np.isfinite(value).all()
-            and (not name.endswith("scale_") or (value > 0).all())
+            and (family == "floats" or (value > 0).all())
         ):
-            what = "positive finite" if name.endswith("scale_") else "finite"
+            what = "positive finite" if family == "scales" else "finite"
             raise _refuse(
                 f"{name} must hold {what} floats, as a fit writes it; the file is corrupted "
                 "or was tampered with."

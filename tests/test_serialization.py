@@ -643,6 +643,10 @@ REFUSALS = {
         lambda d: _edit_state(d, _del(["attributes", "y_scale_"])),
         "schema mismatch",
     ),
+    "undeclared attribute": (
+        lambda d: _edit_state(d, _set(["attributes", "extra_"], 1)),
+        "'extra_' is not an attribute LevyAttentionRegressor saves",
+    ),
     "shadows a method": (
         lambda d: _edit_state(d, _set(["attributes", "predict"], 1)),
         "would shadow",
