@@ -431,11 +431,12 @@ def test_skops_status_matches_the_faq(regressor, forecasters):
 # ---------------------------------------------------------------- compatibility fixtures
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("name", ["regressor", "forecaster"])
-def test_committed_v1_fixtures_load(name):
-    model = load(DATA / f"{name}_v1.levy.zip")
+def test_committed_v1_fixtures_load(name, version):
+    model = load(DATA / f"{name}_v{version}.levy.zip")
     outputs = regressor_outputs(model) if name == "regressor" else forecaster_outputs(model)
-    with np.load(DATA / f"{name}_v1_expected.npz") as expected:
+    with np.load(DATA / f"{name}_v{version}_expected.npz") as expected:
         expected = dict(expected)
     assert sorted(outputs) == sorted(expected)
     for key, value in outputs.items():
@@ -921,6 +922,11 @@ def test_sktime_load_reads_a_file_of_levy_sklearn_serialization(forecasters, tmp
     save(forecasters["series"], path)
     again = sktime_load(path)
     assert_same(forecaster_outputs(forecasters["series"]), forecaster_outputs(again))
+    # and the committed file of format 2, as every later version must
+    assert_same(
+        forecaster_outputs(load(DATA / "forecaster_v2.levy.zip")),
+        forecaster_outputs(sktime_load(DATA / "forecaster_v2.levy.zip")),
+    )
 
 
 def test_sktime_pickle_files_are_refused_by_name(tmp_path):
