@@ -6,9 +6,10 @@ listed before sktime's ``BaseForecaster`` among its bases: the uncertainty break
 ``predict_interval`` and ``predict_quantiles`` checking their levels with the package's one
 check (:func:`~levy_sklearn.metrics.check_coverage`; sktime's fails on an int or a string with
 a ``TypeError`` from inside its check, and reads ``True`` as an iterable), sktime's
-``set_params`` warning where its reset discards a pretrained network, scikit-learn's
-``clone`` keeping the pretraining as sktime's does, and ``load_from_path`` refusing a
-levy-sklearn model file. It reads the
+``set_params`` keeping the pretraining where the parameters set do not shape it (and warning
+where its reset discards it), scikit-learn's ``clone`` keeping the pretraining as sktime's
+does, and sktime's ``save`` and ``load`` writing and reading the package's model file (no
+pickle of the estimator). It reads the
 forecaster's ``_moments``, so that every output comes from one calibrated set of moments,
 and keeps :mod:`levy_sklearn.forecaster` to sktime's shell: tags, parameters and private
 methods.
@@ -16,8 +17,12 @@ methods.
 
 from __future__ import annotations
 
+import io
+import os
 import warnings
 import zipfile
+from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -25,13 +30,111 @@ from sklearn.utils import Bunch
 
 from .metrics import check_coverage
 
-__all__ = ["ForecastOutputs"]
+__all__ = ["ForecastOutputs", "PRETRAINING_PARAMS", "RETUNABLE_PARAMS"]
+
+#: Hyperparameters the pretrained state is built from: the network's shape, the tokens it
+#: reads (context, horizon, normalisation, season, token cap, autoregression), the objective
+#: its σ was trained on and the device its weights live on. Setting one resets the
+#: forecaster, pretraining included, as sktime's ``set_params`` resets every estimator.
+PRETRAINING_PARAMS = frozenset(
+    {
+        "context_length",
+        "max_horizon",
+        "normalization",
+        "seasonal_period",
+        "max_tokens",
+        "ar_order",
+        "d_model",
+        "n_heads",
+        "n_windowed_heads",
+        "n_layers",
+        "attention",
+        "dropout",
+        "loss",
+        "device",
+    }
+)
+#: Hyperparameters that steer a later training run (a further ``pretrain``, a fit without
+#: pretraining), the zero-shot fit's own calibration, or the logs: setting them after
+#: ``pretrain`` (or after loading a pretrained file) keeps the pretraining. Every
+#: hyperparameter is in exactly one of the two sets.
+RETUNABLE_PARAMS = frozenset(
+    {
+        "windows_per_series",
+        "max_targets",
+        "calibration_fraction",
+        "calibration_folds",
+        "observation_dropout",
+        "refit_on_update",
+        "lr",
+        "max_epochs",
+        "max_steps",
+        "batch_size",
+        "validation_fraction",
+        "patience",
+        "weight_decay",
+        "random_state",
+        "verbose",
+    }
+)
 
 
 class ForecastOutputs:
     """Public outputs of a forecaster that defines ``_moments(fh, diagnostics)`` (rows,
     mean, calibrated variance, ...; see ``LevyForecaster._moments``) on top of sktime's
     ``BaseForecaster``."""
+
+    # LevyForecaster's state a model file holds (levy_sklearn.serialization saves exactly
+    # these): name -> (type family, required of every fitted forecaster). "sktime" marks
+    # sktime's own bookkeeping, saved as sktime keeps it. Declared here while forecaster.py
+    # is held to 600 lines.
+    _saved_attributes: ClassVar[dict[str, tuple[str, bool]]] = {
+        "net_": ("net", True),
+        "calibration_": ("calibration", True),
+        "channel_mean_": ("floats", True),
+        "channel_scale_": ("scales", True),
+        "series_mean_": ("floats", True),
+        "series_scale_": ("scales", True),
+        "n_channels_": ("int", False),
+        "time_unit_": ("span", True),
+        "time_kind_": ("text", False),
+        "time_origin_": ("number", False),
+        "context_span_": ("value", False),
+        "horizon_span_": ("value", False),
+        "seasonal_period_": ("value", False),
+        "max_targets_": ("value", False),
+        "ar_order_": ("int", False),
+        "calibration_fraction_": ("number", False),
+        "_ar_lags": ("value", False),
+        "_index_names": ("value", False),
+        "_series": ("frames", True),
+        "_step": ("value", False),
+        "pretrained_net_": ("net", False),
+        "pretrained_calibration_": ("calibration", False),
+        "pretrained_channel_mean_": ("floats", False),
+        "pretrained_channel_scale_": ("scales", False),
+        "pretrained_n_channels_": ("int", False),
+        "pretrained_columns_": ("value", False),
+        "pretrained_time_unit_": ("span", False),
+        "pretrained_time_kind_": ("text", False),
+        "_cutoff": ("index", True),
+        "_fh": ("sktime", False),
+        "_y": ("sktime", False),
+        "_X": ("sktime", False),
+        "_converter_store_y": ("sktime", False),
+        "_state": ("sktime", False),
+        "_tags_dynamic": ("sktime", False),
+        "_config_dynamic": ("sktime", False),
+        "_y_metadata": ("sktime", False),
+        "_y_mtype_last_seen": ("sktime", False),
+        "_X_mtype_last_seen": ("sktime", False),
+        "_pretrained_attrs": ("sktime", False),
+        "_is_vectorized": ("sktime", False),
+        "_feature_names": ("sktime", False),
+        "_is_fitted": ("sktime", False),
+        "_yvec": ("sktime", False),
+        "_y_before": ("sktime", False),  # what an update in progress restores if refused
+    }
 
     @property
     def index_names_(self) -> list:
@@ -248,12 +351,14 @@ class ForecastOutputs:
         return dist
 
     def set_params(self, **params):
-        """Set the parameters as every sktime estimator does, resetting the forecaster; warn
-        where that discards a pretrained network.
+        """Set the parameters; those that do not shape the network keep the pretraining.
 
-        sktime's ``set_params`` resets the estimator to its post-``__init__`` state, the
-        ``pretrain`` state included, so a later ``fit`` trains on its series alone where a
-        user may expect a zero-shot fit with the new parameters. Writes nothing else.
+        sktime's ``set_params`` resets the estimator to its post-``__init__`` state. Where
+        every parameter set is retunable (%s), the pretrained network, its
+        standardisation and calibration survive the reset (the forecaster is
+        ``"pretrained"``, as a clone of it is); a parameter the pretrained state is built
+        from (%s) discards them, with a warning, and a later ``fit`` trains on its series
+        alone.
 
         Parameters
         ----------
@@ -273,24 +378,43 @@ class ForecastOutputs:
         >>> with warnings.catch_warnings():
         ...     warnings.simplefilter("ignore")
         ...     forecaster = LevyForecaster(max_epochs=1, d_model=8, n_heads=2).pretrain(panel)
+        >>> forecaster.set_params(calibration_fraction=0.2, verbose=0).state
+        'pretrained'
         >>> with warnings.catch_warnings(record=True) as caught:
         ...     warnings.simplefilter("always")
-        ...     _ = forecaster.set_params(calibration_fraction=0.2)
+        ...     _ = forecaster.set_params(context_length=24)
         >>> str(caught[-1].message)[:32], forecaster.state
         ('set_params reset this forecaster', 'new')
         """
         pretrained = getattr(self, "pretrained_net_", None) is not None
+        kept = None
+        if pretrained and not set(params) - RETUNABLE_PARAMS:
+            names = getattr(self, "_pretrained_attrs", None) or self.get_tag(
+                "pretrain:fitted_params"
+            )
+            kept = {name: getattr(self, name) for name in names if hasattr(self, name)}
         super().set_params(**params)
-        if pretrained and getattr(self, "pretrained_net_", None) is None:
+        if kept is not None:
+            # What sktime's clone keeps of a pretrained forecaster (its _PretrainedCloner).
+            self.__dict__.update(kept)
+            self._pretrained_attrs = list(kept)
+            self._state = "pretrained"
+        elif pretrained:
             warnings.warn(
                 "set_params reset this forecaster (sktime resets every estimator): its "
                 "pretrained network and calibration are gone, and fit will train on the "
                 "series it is given alone. Set the parameters before pretrain, or call "
-                "pretrain again.",
+                "pretrain again; only those in levy_sklearn._forecast_outputs."
+                "RETUNABLE_PARAMS keep the pretraining.",
                 UserWarning,
                 stacklevel=2,
             )
         return self
+
+    set_params.__doc__ %= tuple(
+        ", ".join(f"``{name}``" for name in sorted(names))
+        for names in (RETUNABLE_PARAMS, PRETRAINING_PARAMS)
+    )
 
     def __sklearn_clone__(self):
         """``sklearn.base.clone(forecaster)``: sktime's ``clone()``, which keeps a
@@ -309,20 +433,119 @@ class ForecastOutputs:
         """
         return self.clone()
 
+    def save(self, path=None, serialization_format="pickle"):
+        """sktime's ``save``, writing the package's model file: no pickle of the estimator.
+
+        The file is :func:`levy_sklearn.serialization.save`'s zip archive (JSON, NumPy
+        arrays, safetensors), which ``sktime.base.load`` and
+        :func:`levy_sklearn.serialization.load` both read back, bitwise.
+
+        Parameters
+        ----------
+        path : None, str or path-like
+            ``None`` returns the file's bytes in memory, as ``(type(self), bytes)`` for
+            ``sktime.base.load``. A string is a name without the ``.zip`` that sktime adds:
+            ``"model"`` writes ``model.zip``, which ``sktime.base.load("model")`` reads. A
+            ``Path`` is the file itself: ``Path("model.levy.zip")`` writes that file, which
+            ``sktime.base.load(Path("model.levy.zip"))`` reads.
+        serialization_format : {"pickle", "cloudpickle"}
+            sktime's choice of pickler, accepted for compatibility; the file holds no pickle
+            of the estimator whichever is named.
+
+        Returns
+        -------
+        tuple or zipfile.ZipFile
+            ``(type(self), bytes)`` for ``path=None``, else the written archive, opened for
+            reading (as sktime returns it).
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from sktime.base import load
+        >>> from sktime.datasets import load_airline
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> y = load_airline()
+        >>> forecaster = LevyForecaster(max_epochs=1, d_model=8, n_heads=2).fit(y)
+        >>> name = str(pathlib.Path(tempfile.mkdtemp()) / "airline")
+        >>> forecaster.save(name).close()
+        >>> again = load(name)  # reads airline.zip
+        >>> bool((again.predict(fh=[1, 2]) == forecaster.predict(fh=[1, 2])).all())
+        True
+        """
+        from .serialization import save
+
+        if serialization_format not in ("pickle", "cloudpickle"):
+            raise ValueError(
+                f"serialization_format={serialization_format!r} is not one of sktime's "
+                "'pickle' or 'cloudpickle' (either writes the same model file, no pickle)."
+            )
+        if path is None:
+            buffer = io.BytesIO()
+            save(self, buffer)
+            return type(self), buffer.getvalue()
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(f"path must be None, a str or a Path, not {type(path).__name__}.")
+        # sktime's load(path) opens path + ".zip" for a string, a Path as it is.
+        path = Path(path + ".zip") if isinstance(path, str) else Path(path)
+        save(self, path)
+        return zipfile.ZipFile(path)
+
     @classmethod
     def load_from_path(cls, serial):
-        """sktime's loader of its own ``save`` format (a pickle in a zip), refusing a
-        levy-sklearn model file by name.
+        """Read a model file for ``sktime.base.load``: :func:`levy_sklearn.serialization.load`.
 
-        The two formats share the ``.zip`` suffix; sktime's loader failed on a
-        :func:`levy_sklearn.serialization.save` file with a ``KeyError`` from inside
-        ``zipfile``. Such files are read by :func:`levy_sklearn.serialization.load`, which
-        never unpickles; this method unpickles, so load only files you trust with it.
+        ``sktime.base.load(path)`` first unpickles the archive's ``_metadata`` member (in a
+        file that ``save`` wrote, a reference to this class), then calls this method, which
+        never unpickles. A file of sktime's own pickle format (``_obj``) is refused.
 
         Parameters
         ----------
         serial : str or path-like
-            A file written by ``save(path)`` of the estimator (sktime's format).
+            A file written by ``save`` or :func:`levy_sklearn.serialization.save`.
+
+        Returns
+        -------
+        LevyForecaster
+
+        Raises
+        ------
+        ValueError
+            If the file is not a levy-sklearn model file (sktime's pickle zip included).
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.levy.zip"
+        >>> LevyForecaster(d_model=8).save(path).close()
+        >>> LevyForecaster.load_from_path(path).d_model
+        8
+        """
+        from .serialization import load
+
+        if zipfile.is_zipfile(serial):
+            with zipfile.ZipFile(serial) as archive:
+                names = set(archive.namelist())
+            if "_obj" in names and "manifest.json" not in names:
+                raise ValueError(
+                    f"{str(serial)!r} holds a pickle of the estimator (sktime's own save "
+                    "format), which levy-sklearn does not unpickle. If you trust its source, "
+                    "read it with pickle.loads(zipfile.ZipFile(path).read('_obj')) and save "
+                    "it again: the forecaster's save writes a file without pickle."
+                )
+        forecaster = load(serial)
+        if not isinstance(forecaster, cls):
+            raise ValueError(f"{str(serial)!r} holds a {type(forecaster).__name__}.")
+        return forecaster
+
+    @classmethod
+    def load_from_serial(cls, serial):
+        """Read the in-memory file of ``save(None)`` for ``sktime.base.load``.
+
+        Parameters
+        ----------
+        serial : bytes
+            The second item of ``save()``'s ``(type, bytes)``.
 
         Returns
         -------
@@ -330,27 +553,19 @@ class ForecastOutputs:
 
         Examples
         --------
-        >>> import pathlib, tempfile
-        >>> from sktime.datasets import load_airline
         >>> from levy_sklearn.forecaster import LevyForecaster
-        >>> from levy_sklearn.serialization import save
-        >>> path = pathlib.Path(tempfile.mkdtemp()) / "model.levy.zip"
-        >>> save(LevyForecaster(), path)
-        >>> LevyForecaster.load_from_path(path)
-        Traceback (most recent call last):
-        ...
-        ValueError: ... is a levy-sklearn model file: read it with ...
+        >>> cls, data = LevyForecaster(d_model=8).save()
+        >>> cls.load_from_serial(data).d_model
+        8
         """
-        if zipfile.is_zipfile(serial):
-            with zipfile.ZipFile(serial) as archive:
-                names = set(archive.namelist())
-            if "_obj" not in names and "manifest.json" in names:
-                raise ValueError(
-                    f"{str(serial)!r} is a levy-sklearn model file: read it with "
-                    "levy_sklearn.serialization.load(path), which never unpickles (sktime's "
-                    "load_from_path reads the pickle that the estimator's own save writes)."
-                )
-        return super().load_from_path(serial)
+        from .serialization import load
+
+        if not isinstance(serial, bytes):
+            raise TypeError(f"serial must be the bytes save() returns, not a {type(serial)}.")
+        forecaster = load(io.BytesIO(serial))
+        if not isinstance(forecaster, cls):
+            raise ValueError(f"the bytes hold a {type(forecaster).__name__}.")
+        return forecaster
 
 
 def _levels(levels: object, name: str) -> float | list[float] | None:

@@ -581,6 +581,49 @@ class ConformalIntervals(Intervals):
         self.n_samples, self.n_targets = self._mean.shape
         self._fitted: dict[float, list[SplitConformalRegressor]] = {}
 
+    def to_state(self) -> dict[str, np.ndarray]:
+        """The calibration columns by name (what a model file holds).
+
+        Returns
+        -------
+        dict of str to ndarray of shape (n_samples, n_targets)
+
+        Examples
+        --------
+        >>> from levy_sklearn.conformal import ConformalIntervals
+        >>> sorted(ConformalIntervals([0.0, 1.0], [1.0, 1.0], [0.5, 0.5]).to_state())
+        ['_mean', '_std', '_y']
+        """
+        return {"_mean": self._mean, "_std": self._std, "_y": self._y}
+
+    @classmethod
+    def from_state(cls, state: dict) -> ConformalIntervals:
+        """The calibration of :meth:`to_state`'s columns, checked as the constructor checks
+        moments (MAPIE's conformalizers are rebuilt from them on first use).
+
+        Parameters
+        ----------
+        state : dict
+            ``"_mean"``, ``"_std"`` and ``"_y"``, 2-D arrays of one shape.
+
+        Returns
+        -------
+        ConformalIntervals
+
+        Examples
+        --------
+        >>> from levy_sklearn.conformal import ConformalIntervals
+        >>> cal = ConformalIntervals([0.0, 1.0], [1.0, 1.0], [0.5, 0.5])
+        >>> ConformalIntervals.from_state(cal.to_state()).n_samples
+        2
+        """
+        if set(state) != {"_mean", "_std", "_y"}:
+            raise ValueError(f"the columns are _mean, _std and _y, not {sorted(state)}.")
+        shapes = {np.shape(column) for column in state.values()}
+        if len(shapes) != 1 or len(next(iter(shapes))) != 2:
+            raise ValueError(f"the columns must be 2-D and of one shape, not {sorted(shapes)}.")
+        return cls(state["_mean"], state["_std"], state["_y"])
+
     def conformalizers(self, coverage: float) -> list[SplitConformalRegressor]:
         """The MAPIE conformalizers (one per target) at one coverage, built on first use.
 

@@ -265,6 +265,25 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
 
     _grows_on_large_data: ClassVar[bool] = False  # tables keep capped epochs (not ablated)
 
+    # The fitted state a model file holds (levy_sklearn.serialization saves exactly these):
+    # name -> (type family, required of every fitted regressor).
+    _saved_attributes: ClassVar[dict[str, tuple[str, bool]]] = {
+        "net_": ("net", True),
+        "conformal_": ("conformal", False),
+        "n_features_in_": ("int", True),
+        "feature_names_in_": ("names", False),
+        "n_targets_": ("int", True),
+        "x_mean_": ("floats", True),
+        "x_scale_": ("scales", True),
+        "y_mean_": ("floats", True),
+        "y_scale_": ("scales", True),
+        "feature_times_": ("floats", True),
+        "time_scale_": ("number", True),
+        "n_layers_": ("int", False),
+        "value_embedding_": ("text", False),
+        "_y_1d": ("bool", True),
+    }
+
     _parameter_constraints: ClassVar[dict[str, list]] = {
         **LevyHyperparameters._parameter_constraints,
         "n_layers": [*int_at_least(0), StrOptions({"auto"})],

@@ -7,17 +7,25 @@ A model file is a zip archive with fixed members:
     from a fixed list (``"LevyAttentionRegressor"``, ``"LevyForecaster"``) and the versions of
     levy-sklearn and its dependencies that wrote it.
 ``state.json``
-    Every hyperparameter and every fitted attribute (``vars(estimator)``) as typed JSON: a
+    Every hyperparameter and every fitted attribute, each one the estimator declares with
+    its type family in ``_saved_attributes`` (an undeclared one is refused), as typed JSON: a
     small tagged encoding of numbers, strings, lists, tuples, dicts, ``None``, NumPy arrays,
     pandas indexes, frames, timestamps and time deltas, sktime forecasting horizons and the
     package's own small state classes (:class:`~levy_sklearn.calibration.LeadCalibration`,
-    :class:`~levy_sklearn.conformal.ConformalIntervals`), each from a fixed registry.
+    :class:`~levy_sklearn.conformal.ConformalIntervals`), each from a fixed registry and
+    written and read only through its ``to_state`` and ``from_state``.
 ``arrays/<n>.npy``
     The NumPy arrays the state refers to, read with ``allow_pickle=False``.
 ``weights.safetensors``
     The state dict of every trained torch module, in the safetensors format (tensors and a
     JSON header, no code path). The skorch nets are rebuilt from their hyperparameters and
     get these weights, checked name by name for shape, dtype and finiteness.
+``_metadata`` (forecaster files only)
+    The fixed text ``clevy_sklearn.forecaster\nLevyForecaster\n.``: sktime's
+    ``sktime.base.load`` unpickles this member to learn the class whose ``load_from_path``
+    reads the file, so it must be a pickle; it is the smallest one, a reference to the class
+    (the ``GLOBAL`` and ``STOP`` opcodes: no data, no call). :func:`load` compares it with
+    these bytes and never unpickles it.
 
 Loading never unpickles and never imports a name taken from the file: every class and
 function a file can refer to is a key of a fixed table in this module. Anything else (an
@@ -49,38 +57,23 @@ __all__ = ["FORMAT_VERSION", "load", "load_from_path", "save"]
 
 #: Version of the file format written by :func:`save`. :func:`load` reads every version up
 #: to this one (older ones through a migration) and refuses newer ones.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _FORMAT = "levy-sklearn model"
 _MANIFEST = "manifest.json"
 _STATE = "state.json"
 _WEIGHTS = "weights.safetensors"
+# sktime.base.load(path) runs pickle.loads on this member and calls load_from_path of the
+# class it names: a class reference by module and name (protocol 0's GLOBAL, then STOP).
+_SKTIME_METADATA = "_metadata"
+_CLASS_REFERENCES = {"LevyForecaster": b"clevy_sklearn.forecaster\nLevyForecaster\n."}
 _ARRAY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
 # A fixed timestamp for every zip entry, so that saving one model twice gives the same bytes.
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)
 _PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PROTO opcode
-# Hyperparameters and state fields added since format 1 was fixed: a file without them was
-# written before they existed and loads with their default (calibration_folds changes how a
-# later pretrain trains; a calibration's tables are migrated from its own schema version by
-# levy_sklearn.calibration.schema.migrate).
-_LEAD_CALIBRATION_FIELDS = (
-    "quantiles",
-    "second_moment",
-    "edges",
-    "n_scores",
-    "centres",
-    "mean_weight",
-    "level_weight",
-    "ahead_edges",
-    "growth",
-    "unseen_quantiles",
-    "unseen_second_moment",
-    "history_edges",
-    "schema",
-)
-_ADDED_SINCE_V1 = {
-    "LevyForecaster": {"calibration_folds"},
-    "LeadCalibration": set(_LEAD_CALIBRATION_FIELDS[4:]),  # all but the first four
-}
+# Hyperparameters added since format 1 was fixed: a file without them was written before
+# they existed and loads with their default (calibration_folds changes how a later pretrain
+# trains). The state classes' own tables default likewise, in their from_state.
+_ADDED_SINCE_V1 = {"LevyForecaster": {"calibration_folds"}}
 
 
 # Array kinds a file may hold: bool, integers, floats, complex, datetime, timedelta, text.
@@ -98,8 +91,9 @@ _DEPENDENCIES = (
     "safetensors",
 )
 # Migrations from older format versions: {version: function turning that version's state
-# into the next version's}. Empty while version 1 is the only one.
-_MIGRATIONS: dict[int, Callable[[dict], dict]] = {}
+# into the next version's}. Format 2 added the _metadata member of forecaster files; the
+# state is version 1's.
+_MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: lambda state: state}
 
 
 def _estimator_classes() -> dict[str, type]:
@@ -160,37 +154,13 @@ def _enums() -> dict[str, type[enum.Enum]]:
     return {"sktime.DtypeKind": DtypeKind}
 
 
-def _state_classes() -> dict[str, tuple[type, tuple[str, ...]]]:
-    """Small state classes of the package: key → (class, the attributes that define it)."""
-    from .calibration import LeadCalibration
+def _state_classes() -> dict[str, type]:
+    """Small state classes of the package, each saved through its ``to_state`` and read
+    through its ``from_state`` (which checks what it reads), by fixed key."""
     from .conformal import ConformalIntervals
+    from .calibration import LeadCalibration
 
-    return {
-        "LeadCalibration": (LeadCalibration, _LEAD_CALIBRATION_FIELDS),
-        "ConformalIntervals": (ConformalIntervals, ("_mean", "_std", "_y")),
-    }
-
-
-def _build_state_object(key: str, fields: dict[str, Any]) -> Any:
-    cls, names = _state_classes()[key]
-    if key == "LeadCalibration":  # checked with its forecaster's channels in _check_fitted
-        from .calibration.schema import migrate
-
-        return cls(**migrate(fields))
-    # ConformalIntervals: its constructor would re-derive the columns from raw moments;
-    # restore them as they were, with an empty cache of MAPIE conformalizers (rebuilt from
-    # these arrays, deterministically, on first use).
-    shapes = {np.shape(fields[n]) for n in names}
-    if len(shapes) != 1 or len(next(iter(shapes))) != 2:
-        raise ValueError(
-            f"ConformalIntervals arrays must be 2-D and of one shape, got {sorted(shapes)}."
-        )
-    obj = cls.__new__(cls)
-    for name in names:
-        setattr(obj, name, np.asarray(fields[name], dtype=np.float64))
-    obj.n_samples, obj.n_targets = obj._mean.shape
-    obj._fitted = {}
-    return obj
+    return {"LeadCalibration": LeadCalibration, "ConformalIntervals": ConformalIntervals}
 
 
 # Attributes of a skorch net that ``initialize()`` rebuilds from its hyperparameters.
@@ -239,7 +209,7 @@ class _Writer:
         self.memo: dict[int, tuple[str, Any]] = {}  # id → (reference, object kept alive)
         self.symbols = {id(v): k for k, v in _symbols().items()}
         self.enums = {v: k for k, v in _enums().items()}
-        self.state_classes = {cls: key for key, (cls, _) in _state_classes().items()}
+        self.state_classes = {cls: key for key, cls in _state_classes().items()}
 
     def array(self, a: np.ndarray, where: str) -> str:
         if a.dtype.kind not in _ARRAY_KINDS or a.dtype.fields is not None:
@@ -321,19 +291,9 @@ class _Writer:
 
     def encode_state_object(self, value: Any, where: str) -> dict:
         key = self.state_classes[type(value)]
-        names = _state_classes()[key][1]
-        extra = set(vars(value)) - set(names) - {"n_samples", "n_targets", "_fitted"}
-        if extra:
-            raise TypeError(
-                f"{where}: {key} has attributes {sorted(extra)} the file format does not know; "
-                "levy_sklearn.serialization needs a format update for them."
-            )
         ref = f"obj{len(self.memo)}"
         self.memo[id(value)] = (ref, value)
-        state = (
-            value.to_state() if key == "LeadCalibration" else {n: getattr(value, n) for n in names}
-        )
-        fields = {n: self.encode(v, f"{where}.{n}") for n, v in state.items()}
+        fields = {n: self.encode(v, f"{where}.{n}") for n, v in value.to_state().items()}
         return {"$state": [key, ref, fields]}
 
     def encode_net(self, net: Any, where: str) -> dict:
@@ -524,6 +484,13 @@ def _state_of(estimator: Any) -> tuple[str, dict]:
     names = _param_names(type(estimator))
     attributes = dict(vars(estimator))
     params = {name: attributes.pop(name) for name in names if name in attributes}
+    undeclared = sorted(set(attributes) - set(type(estimator)._saved_attributes))
+    if undeclared:
+        raise TypeError(
+            f"attribute {undeclared[0]} of the {key} is not among the fitted state it "
+            f"declares ({key}._saved_attributes), so a model file cannot hold it; declare "
+            "it there with its type family."
+        )
     return key, {"params": params, "attributes": attributes}
 
 
@@ -547,6 +514,9 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
     TypeError
         If the estimator is of another class, or holds an attribute the format cannot
         encode (the message names it); nothing is written then.
+    ValueError
+        If a hyperparameter of the network's shape (``d_model``, ``n_heads``, ...) was set
+        after the fit and differs from the fitted network's (a file of it would be refused).
     IsADirectoryError, FileNotFoundError
         If ``path`` is a folder, or its folder does not exist.
 
@@ -571,6 +541,11 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
     from safetensors.torch import save as save_tensors
 
     key, state = _state_of(estimator)
+    problem = _architecture_mismatch(state["params"], state["attributes"])
+    if problem:
+        raise ValueError(
+            f"Cannot save: {problem} Set the hyperparameter back, or fit again with it."
+        )
     writer = _Writer()
     encoded = {
         "params": writer.encode_dict(state["params"], "hyperparameter"),
@@ -588,6 +563,8 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
         (_WEIGHTS, save_tensors(writer.tensors)),
     ]
     members += [(f"arrays/{i}.npy", data) for i, data in enumerate(writer.arrays)]
+    if key in _CLASS_REFERENCES:
+        members.append((_SKTIME_METADATA, _CLASS_REFERENCES[key]))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in members:
@@ -738,6 +715,7 @@ class _Reader(_PandasTags):
         self.used_arrays: set[str] = set()
         self.used_tensors: set[str] = set()
         self.objects: dict[str, Any] = {}
+        self.where = "the state"  # the attribute being decoded, named in refusals
         self.symbols = _symbols()
         self.enums = _enums()
         self.state_classes = _state_classes()
@@ -869,10 +847,16 @@ class _Reader(_PandasTags):
         key, ref, fields = _list(body, 3)
         if key not in self.state_classes:
             raise _refuse(f"unknown state class {key!r}.")
-        names = set(self.state_classes[key][1])
-        if not isinstance(fields, dict) or not _names_match(key, names, fields):
-            raise _refuse(f"{key} needs exactly the fields {sorted(names)}.")
-        obj = _build_state_object(key, {n: self.decode(v) for n, v in fields.items()})
+        if not isinstance(fields, dict):
+            raise _refuse(f"{key} needs its fields by name.")
+        try:
+            obj = self.state_classes[key].from_state(
+                {n: self.decode(v) for n, v in fields.items()}
+            )
+        except (TypeError, ValueError) as err:
+            if str(err).startswith("Refusing"):
+                raise
+            raise _refuse(f"{self.where}: {err}", _TAMPERED) from None
         self.objects[_new_ref(ref, self.objects)] = obj
         return obj
 
@@ -1081,13 +1065,13 @@ def _open_archive(path: str | os.PathLike | IO[bytes]) -> dict[str, bytes]:
             names = [info.filename for info in infos]
             if len(set(names)) != len(names):
                 raise _refuse("the archive has duplicate member names.")
-            fixed = (_MANIFEST, _STATE, _WEIGHTS)
+            fixed = (_MANIFEST, _STATE, _WEIGHTS, _SKTIME_METADATA)
             unexpected = [n for n in names if n not in fixed and not _ARRAY.fullmatch(n)]
             if unexpected:
                 raise _refuse(
                     f"unexpected members {unexpected[:5]} in the archive.",
-                    f"A model file holds only {_MANIFEST}, {_STATE}, {_WEIGHTS} and "
-                    "arrays/<n>.npy.",
+                    f"A model file holds only {_MANIFEST}, {_STATE}, {_WEIGHTS}, "
+                    f"arrays/<n>.npy and (a forecaster's) {_SKTIME_METADATA}.",
                 )
             missing = [n for n in (_MANIFEST, _STATE, _WEIGHTS) if n not in names]
             if missing:
@@ -1131,66 +1115,48 @@ def _read_manifest(data: bytes) -> tuple[str, int]:
     return key, version
 
 
-# Fitted attributes each estimator needs, and the types any attribute of that name must have.
-def _schema(key: str) -> tuple[tuple[str, ...], dict[str, tuple[type, ...]]]:
-    from .calibration import LeadCalibration
+def _check_class_reference(key: str, version: int, data: bytes | None) -> None:
+    """The _metadata member: exactly the class reference of ``key`` (compared as bytes,
+    never unpickled) where format 2 writes one, else absent."""
+    expected = _CLASS_REFERENCES.get(key) if version >= 2 else None
+    if data == expected:
+        return
+    if expected is None:
+        raise _refuse(f"{_SKTIME_METADATA} belongs in forecaster files of format 2 or later.")
+    if data is None:
+        raise _refuse(f"the archive lacks {[_SKTIME_METADATA]}.", "The file is incomplete.")
+    raise _refuse(
+        f"{_SKTIME_METADATA} is not the reference to {key} that save writes (a pickle "
+        "there could run code when sktime.base.load reads the file).",
+        _TAMPERED,
+    )
+
+
+def _families() -> dict[str, tuple[type, ...]]:
+    """The types of each family of fitted attributes an estimator declares in
+    ``_saved_attributes`` (``floats`` and ``scales`` are also checked for their values)."""
     from .conformal import ConformalIntervals
     from .training import LevyNeuralNet
+    from .calibration import LeadCalibration
 
-    arrays = (np.ndarray,)
-    if key == "LevyAttentionRegressor":
-        required = (
-            "net_",
-            "n_features_in_",
-            "n_targets_",
-            "x_mean_",
-            "x_scale_",
-            "y_mean_",
-            "y_scale_",
-            "feature_times_",
-            "time_scale_",
-            "_y_1d",
-        )
-        types = {
-            "net_": (LevyNeuralNet,),
-            "conformal_": (ConformalIntervals,),
-            "n_features_in_": (int,),
-            "n_targets_": (int,),
-            "x_mean_": arrays,
-            "x_scale_": arrays,
-            "y_mean_": arrays,
-            "y_scale_": arrays,
-            "feature_times_": arrays,
-            "_y_1d": (bool,),
-        }
-        return required, types
-    required = (
-        "net_",
-        "calibration_",
-        "channel_mean_",
-        "channel_scale_",
-        "series_mean_",
-        "series_scale_",
-        "time_unit_",
-        "_series",
-        "_cutoff",
-    )
-    types = {
-        "net_": (LevyNeuralNet,),
-        "pretrained_net_": (LevyNeuralNet,),
-        "calibration_": (LeadCalibration,),
-        "pretrained_calibration_": (LeadCalibration,),
-        "channel_mean_": arrays,
-        "channel_scale_": arrays,
-        "series_mean_": arrays,
-        "series_scale_": arrays,
-        "pretrained_channel_mean_": arrays,
-        "pretrained_channel_scale_": arrays,
-        "_series": (dict,),
-        "_cutoff": (pd.Index, type(None)),
-        "time_origin_": (int, float),
+    anything = (object,)
+    return {
+        "net": (LevyNeuralNet,),
+        "calibration": (LeadCalibration,),
+        "conformal": (ConformalIntervals,),
+        "floats": (np.ndarray,),
+        "scales": (np.ndarray,),
+        "names": (np.ndarray,),
+        "int": (int,),
+        "number": (int, float),
+        "bool": (bool,),
+        "text": (str,),
+        "span": (pd.Timedelta, int, float),
+        "index": (pd.Index, type(None)),
+        "frames": (dict,),
+        "value": anything,  # a resolved setting whose type follows the data (a step, a span)
+        "sktime": anything,  # sktime's bookkeeping, as sktime keeps it
     }
-    return required, types
 
 
 def _names_match(key: str, expected: set[str], present: object) -> bool:
@@ -1216,32 +1182,37 @@ def _check_schema(key: str, cls: type, state: Any) -> None:
         if name in names:
             raise _refuse(f"{name!r} is both a hyperparameter and an attribute.")
         _check_attribute_name(cls, name)
+        if name not in cls._saved_attributes:
+            raise _refuse(f"{name!r} is not an attribute {key} saves ({key}._saved_attributes).")
 
 
 def _check_fitted(key: str, attributes: dict) -> None:
-    required, types = _schema(key)
+    declared = _estimator_classes()[key]._saved_attributes
     fitted = "net_" in attributes
     if fitted:
-        missing = [name for name in required if name not in attributes]
+        missing = [name for name, (_, required) in declared.items() if required]
+        missing = [name for name in missing if name not in attributes]
         if missing:
             raise _refuse(
                 f"schema mismatch: a fitted {key} needs {missing}, which the file lacks."
             )
-    for name, allowed in types.items():
-        value = attributes.get(name)
-        if name in attributes and not isinstance(value, allowed):
+    families = _families()
+    for name, value in attributes.items():
+        family = declared[name][0]
+        allowed = families[family]
+        if not isinstance(value, allowed):
             raise _refuse(
                 f"schema mismatch: {name} is a {type(value).__name__}, but {key} needs "
                 f"{' or '.join(t.__name__ for t in allowed)}."
             )
         # The standardisation multiplies every prediction: a NaN, inf or text there would
         # come back as NaN, inf or numpy's error at predict, as non-finite weights would.
-        if isinstance(value, np.ndarray) and not (
+        if family in ("floats", "scales") and not (
             value.dtype.kind == "f"
             and np.isfinite(value).all()
-            and (not name.endswith("scale_") or (value > 0).all())
+            and (family == "floats" or (value > 0).all())
         ):
-            what = "positive finite" if name.endswith("scale_") else "finite"
+            what = "positive finite" if family == "scales" else "finite"
             raise _refuse(
                 f"{name} must hold {what} floats, as a fit writes it; the file is corrupted "
                 "or was tampered with."
@@ -1302,6 +1273,29 @@ def _check_forecaster_state(attributes: dict) -> None:
         unit = attributes.get(f"{prefix}time_unit_")
         if unit is not None and not _positive_span(unit):
             raise _refuse(f"{prefix}time_unit_ is {unit!r}, not a positive span.", _TAMPERED)
+
+
+# Hyperparameters each network is built with, under the same name (module__<name>).
+_ARCHITECTURE = ("d_model", "n_heads", "n_windowed_heads", "n_layers", "attention", "dropout")
+
+
+def _architecture_mismatch(params: dict, attributes: dict) -> str | None:
+    """Where a hyperparameter of the network's shape differs from the network's own (a
+    ``d_model`` edited 32 → 16 loaded, and ``get_params`` said 16 of a 32-wide network)."""
+    from .training import LevyNeuralNet
+
+    for attr in ("net_", "pretrained_net_"):
+        net = attributes.get(attr)
+        if not isinstance(net, LevyNeuralNet):
+            continue
+        for name in _ARCHITECTURE:
+            value = params.get(name)
+            if value == "auto":  # resolved at fit: the regressor's n_layers_
+                value = attributes.get(f"{name}_", value)
+            built = getattr(net, f"module__{name}", value)
+            if value != "auto" and value != built:
+                return f"{name}={value!r}, but {attr} was built with {name}={built!r}."
+    return None
 
 
 def _positive_span(unit: object) -> bool:
@@ -1378,6 +1372,7 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
 
     members = _open_archive(path)
     key, version = _read_manifest(members[_MANIFEST])
+    _check_class_reference(key, version, members.get(_SKTIME_METADATA))
     state = _strict_json(members[_STATE], _STATE)
     for step in range(version, FORMAT_VERSION):
         state = _MIGRATIONS[step](state)
@@ -1398,8 +1393,14 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
         net_device = check_device(device)  # a ValueError naming the fix, before any work
     reader = _Reader(arrays, tensors, net_device)
     params = reader.decode(state["params"])
-    attributes = reader.decode(state["attributes"])
+    attributes = {}
+    for name, value in state["attributes"].items():
+        reader.where = name
+        attributes[name] = reader.decode(value)
     _check_fitted(key, attributes)
+    problem = _architecture_mismatch(params, attributes)
+    if problem:
+        raise _refuse(problem, _TAMPERED)
     if reader.used_arrays != set(arrays):
         raise _refuse(f"unexpected members {sorted(set(arrays) - reader.used_arrays)[:5]}.")
     if reader.used_tensors != set(tensors):

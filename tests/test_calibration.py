@@ -635,8 +635,8 @@ def test_the_state_round_trips_with_its_schema_and_the_value_is_frozen():
     "change, message",
     [
         (lambda s: s | {"schema": 3}, "schema is 3, not one of 1 to 2"),
-        (lambda s: {k: v for k, v in s.items() if k != "growth"}, r"\['growth'\] missing"),
-        (lambda s: s | {"extra": np.ones(1)}, r"\['extra'\] unknown"),
+        (lambda s: {k: v for k, v in s.items() if k != "growth"}, r"tables \['growth'\] missing"),
+        (lambda s: s | {"extra": np.ones(1)}, r"unknown tables \['extra'\]"),
         (lambda s: s | {"quantiles": s["quantiles"] * np.nan}, "quantiles holds NaN"),
         (lambda s: s | {"growth": s["growth"] + 2}, r"growth must lie in \[0, 1\]"),
         (lambda s: s | {"centres": s["centres"][::-1]}, "centres must be sorted"),

@@ -15,6 +15,7 @@ import io
 import json
 import os
 import pickle
+import pickletools
 import subprocess
 import sys
 import warnings
@@ -31,6 +32,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 import levy_sklearn
+from levy_sklearn._forecast_outputs import PRETRAINING_PARAMS, RETUNABLE_PARAMS
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.serialization import FORMAT_VERSION, load, load_from_path, save
@@ -381,6 +383,13 @@ def test_file_holds_only_data(regressor):
     assert {k.split(".module_.", 1)[-1] for k in weights if ".module_." in k} == set(state)
 
 
+def test_save_refuses_a_network_that_its_hyperparameters_do_not_describe(regressor, tmp_path):
+    reshaped = copy.deepcopy(regressor).set_params(d_model=16)
+    with pytest.raises(ValueError, match="d_model=16, but net_ was built with d_model=8"):
+        save(reshaped, tmp_path / "reshaped.levy.zip")
+    assert not (tmp_path / "reshaped.levy.zip").exists()
+
+
 def test_save_refuses_what_it_cannot_encode(regressor, tmp_path):
     odd = copy.deepcopy(regressor)
     odd.extra_ = object()
@@ -422,11 +431,12 @@ def test_skops_status_matches_the_faq(regressor, forecasters):
 # ---------------------------------------------------------------- compatibility fixtures
 
 
+@pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("name", ["regressor", "forecaster"])
-def test_committed_v1_fixtures_load(name):
-    model = load(DATA / f"{name}_v1.levy.zip")
+def test_committed_v1_fixtures_load(name, version):
+    model = load(DATA / f"{name}_v{version}.levy.zip")
     outputs = regressor_outputs(model) if name == "regressor" else forecaster_outputs(model)
-    with np.load(DATA / f"{name}_v1_expected.npz") as expected:
+    with np.load(DATA / f"{name}_v{version}_expected.npz") as expected:
         expected = dict(expected)
     assert sorted(outputs) == sorted(expected)
     for key, value in outputs.items():
@@ -647,9 +657,21 @@ REFUSALS = {
         lambda d: _edit_state(d, _del(["attributes", "y_scale_"])),
         "schema mismatch",
     ),
+    "undeclared attribute": (
+        lambda d: _edit_state(d, _set(["attributes", "extra_"], 1)),
+        "'extra_' is not an attribute LevyAttentionRegressor saves",
+    ),
     "shadows a method": (
         lambda d: _edit_state(d, _set(["attributes", "predict"], 1)),
         "would shadow",
+    ),
+    "hyperparameter differs from the network": (
+        lambda d: _edit_state(d, _set(["params", "d_model"], 16)),
+        "d_model=16, but net_ was built with d_model=8",
+    ),
+    "resolved layer count differs from the network": (
+        lambda d: _edit_state(d, _set(["attributes", "n_layers_"], 1)),
+        "n_layers=1, but net_ was built with n_layers=0",
     ),
     "network shape differs": (
         lambda d: _edit_state(d, _set([*NET, "params", "module__d_model"], 16)),
@@ -700,6 +722,10 @@ REFUSALS = {
         lambda d: _edit_state(d, _set(["attributes", "n_targets_"], 2)),
         "n_targets_ is 2, where the network and the data need 1",
     ),
+    "sktime's class reference in a regressor file": (
+        lambda d: _archive({**_members(d), "_metadata": CLASS_REFERENCE}),
+        "_metadata belongs in forecaster files",
+    ),
     "JSON NaN": (
         lambda d: _archive({**_members(d), "state.json": b'{"params": NaN}'}),
         "not JSON",
@@ -729,6 +755,18 @@ def _calibration_array(field: str, change):
 
 
 FORECASTER_REFUSALS = {
+    "class reference replaced by a pickle": (
+        lambda d: _archive({**_members(d), "_metadata": pickle.dumps(dict)}),
+        "_metadata is not the reference to LevyForecaster",
+    ),
+    "forecaster width edited": (
+        lambda d: _edit_state(d, _set(["params", "d_model"], 16)),
+        "d_model=16, but net_ was built with d_model=8",
+    ),
+    "class reference missing": (
+        lambda d: _archive({k: v for k, v in _members(d).items() if k != "_metadata"}),
+        r"lacks \['_metadata'\]",
+    ),
     # unchecked, each would load: intervals off by up to 3.6, NaN, or a negative predict_var
     "series scale of another shape": (
         _with_attribute_array("series_scale_", lambda a: a[:, :1]),
@@ -757,6 +795,12 @@ FORECASTER_REFUSALS = {
     "quantiles of fewer levels": (
         _calibration_array("quantiles", lambda a: a[..., :1]),
         r"calibration_: quantiles has shape \(2, \d+, 1\)",
+    ),
+    "calibration with an unknown table": (
+        lambda d: _edit_state(
+            d, _set(["attributes", "calibration_", "$state", 2, "evil"], {"$float": "nan"})
+        ),
+        r"calibration_: unknown tables \['evil'\]",
     ),
     "NaN time unit": (
         lambda d: _edit_state(d, _set(["attributes", "time_unit_"], {"$float": "nan"})),
@@ -822,6 +866,7 @@ def test_a_malicious_pickle_never_runs(regressor_file, tmp_path):
         "an array member": _archive({**members, array: payload}),
         "an object .npy": _archive({**members, array: npy.getvalue()}),
         "an extra member": _archive({**members, "model.pkl": payload}),
+        "sktime's _metadata": _archive({**members, "_metadata": payload}),
         "a zip of only a pickle": _archive({"model.pkl": payload}),
     }
     for where, data in files.items():
@@ -848,9 +893,82 @@ def test_save_to_a_folder_or_into_a_missing_folder_names_the_path(regressor, tmp
     assert list(tmp_path.iterdir()) == []
 
 
-def test_sktime_loader_refuses_a_model_file_and_names_load(forecasters, tmp_path):
-    # sktime's load_from_path failed with "There is no item named '_obj' in the archive".
+# ---------------------------------------------------------------- sktime's save and load
+
+# The one pickle in a forecaster file: sktime.base.load unpickles _metadata to find the class.
+CLASS_REFERENCE = b"clevy_sklearn.forecaster\nLevyForecaster\n."
+
+
+def test_sktime_save_and_load_round_trip_bitwise_without_pickling_the_estimator(
+    forecasters, tmp_path
+):
+    from sktime.base import load as sktime_load
+
+    f = forecasters["zero_shot"]
+    expected = forecaster_outputs(f)
+    f.save(str(tmp_path / "by_name")).close()  # sktime's convention: the name without .zip
+    f.save(tmp_path / "by_path.levy.zip").close()  # a Path is the file itself
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["by_name.zip", "by_path.levy.zip"]
+    loaded = [
+        sktime_load(str(tmp_path / "by_name")),
+        sktime_load(tmp_path / "by_path.levy.zip"),
+        sktime_load(f.save()),  # in memory: (class, bytes)
+        load(tmp_path / "by_name.zip"),
+    ]
+    for again in loaded:
+        assert type(again) is LevyForecaster
+        assert_same(expected, forecaster_outputs(again))
+    with zipfile.ZipFile(tmp_path / "by_name.zip") as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    assert "_obj" not in members
+    assert members.pop("_metadata") == CLASS_REFERENCE
+    ops = [op.name for op, _, _ in pickletools.genops(CLASS_REFERENCE)]
+    assert ops == ["GLOBAL", "STOP"]  # a class by name: no data, no call
+    assert not any(data.startswith(b"\x80") for data in members.values())
+    assert (tmp_path / "by_name.zip").read_bytes() == f.save()[1]
+
+
+def test_sktime_load_reads_a_file_of_levy_sklearn_serialization(forecasters, tmp_path):
+    from sktime.base import load as sktime_load
+
     path = tmp_path / "model.levy.zip"
     save(forecasters["series"], path)
-    with pytest.raises(ValueError, match=r"levy-sklearn model file.*serialization\.load"):
+    again = sktime_load(path)
+    assert_same(forecaster_outputs(forecasters["series"]), forecaster_outputs(again))
+    # and the committed file of format 2, as every later version must
+    assert_same(
+        forecaster_outputs(load(DATA / "forecaster_v2.levy.zip")),
+        forecaster_outputs(sktime_load(DATA / "forecaster_v2.levy.zip")),
+    )
+
+
+def test_sktime_pickle_files_are_refused_by_name(tmp_path):
+    path = tmp_path / "old.zip"
+    path.write_bytes(_archive({"_metadata": pickle.dumps(dict), "_obj": pickle.dumps({})}))
+    with pytest.raises(ValueError, match=r"holds a pickle of the estimator.*read\('_obj'\)"):
         LevyForecaster.load_from_path(path)
+    with pytest.raises(ValueError, match="serialization_format='json' is not one of"):
+        LevyForecaster().save(str(tmp_path / "x"), serialization_format="json")
+
+
+def test_every_forecaster_parameter_is_either_retunable_or_shapes_the_pretraining():
+    names = set(LevyForecaster.get_param_names())
+    assert PRETRAINING_PARAMS | RETUNABLE_PARAMS == names
+    assert not PRETRAINING_PARAMS & RETUNABLE_PARAMS
+
+
+def test_retunable_parameters_keep_a_loaded_pretraining(forecasters, tmp_path):
+    y = panel(1).droplevel(0)
+    save(forecasters["pretrained_only"], tmp_path / "shared.levy.zip")
+    shared = load(tmp_path / "shared.levy.zip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no "set_params reset" warning
+        shared.set_params(verbose=0, calibration_fraction=0.3)
+    assert shared.state == "pretrained"
+    # The reference: the same settings before pretrain (calibration_fraction acts at fit).
+    reference = LevyForecaster(**FC).pretrain(panel()).fit(y, fh=FH)
+    assert_same(forecaster_outputs(reference), forecaster_outputs(shared.fit(y, fh=FH)))
+    # A parameter the network is built from still resets it, with a warning.
+    with pytest.warns(UserWarning, match="set_params reset this forecaster"):
+        shared.set_params(d_model=16)
+    assert shared.state == "new" and not hasattr(shared, "pretrained_net_")

@@ -101,9 +101,11 @@ def migrate(state: Mapping) -> dict:
     required = FIELDS if version == SCHEMA else FIELDS[:4]
     missing, unknown = set(required) - set(state), set(state) - set(FIELDS)
     if missing or unknown:
+        problems = [f"unknown tables {sorted(unknown)}"] if unknown else []
+        problems += [f"tables {sorted(missing)} missing"] if missing else []
         raise ValueError(
-            f"a calibration of schema {version} needs the fields {sorted(required)}, and "
-            f"may hold {sorted(FIELDS)}: {sorted(missing)} missing, {sorted(unknown)} unknown."
+            f"{'; '.join(problems)} (a calibration of schema {version} holds "
+            f"{sorted(required)}, and may hold {sorted(set(FIELDS) - set(required))})."
         )
     for step in range(version, SCHEMA):
         state = _MIGRATIONS[step](state)

@@ -4,11 +4,11 @@ Run from the repository root, with this version of levy-sklearn::
 
     OMP_NUM_THREADS=1 python tests/data/make_fixtures.py
 
-It writes ``regressor_v1.levy.zip`` and ``forecaster_v1.levy.zip`` (tiny models) next to
-this script, with ``*_expected.npz``: their outputs, which ``tests/test_serialization.py``
-compares every later version's load of the same files against. Never regenerate them for a
-new format version: add ``*_v2`` files and keep these (a format change needs a migration,
-not a broken file).
+It writes ``regressor_v<N>.levy.zip`` and ``forecaster_v<N>.levy.zip`` (tiny models, ``N``
+the current format version) next to this script, with ``*_expected.npz``: their outputs,
+which ``tests/test_serialization.py`` compares every later version's load of the same files
+against. Never regenerate the files of an earlier version: a new format version adds its
+own and keeps these (a format change needs a migration, not a broken file).
 """
 
 import sys
