@@ -157,8 +157,8 @@ def _enums() -> dict[str, type[enum.Enum]]:
 def _state_classes() -> dict[str, type]:
     """Small state classes of the package, each saved through its ``to_state`` and read
     through its ``from_state`` (which checks what it reads), by fixed key."""
-    from .conformal import ConformalIntervals
     from .calibration import LeadCalibration
+    from .conformal import ConformalIntervals
 
     return {"LeadCalibration": LeadCalibration, "ConformalIntervals": ConformalIntervals}
 
@@ -1135,9 +1135,9 @@ def _check_class_reference(key: str, version: int, data: bytes | None) -> None:
 def _families() -> dict[str, tuple[type, ...]]:
     """The types of each family of fitted attributes an estimator declares in
     ``_saved_attributes`` (``floats`` and ``scales`` are also checked for their values)."""
+    from .calibration import LeadCalibration
     from .conformal import ConformalIntervals
     from .training import LevyNeuralNet
-    from .calibration import LeadCalibration
 
     anything = (object,)
     return {
