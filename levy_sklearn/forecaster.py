@@ -224,7 +224,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     def __init__(
         self,
         *,
-        context_length: float | str | pd.Timedelta = 36,
+        context_length: float | str | pd.Timedelta = "auto",
         max_horizon: float | str | pd.Timedelta = 12,
         normalization: str = "last",
         seasonal_period: float | str | pd.Timedelta | None = "auto",
@@ -309,11 +309,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             float(self.observation_dropout),
         )
 
-    def _resolve(self, indexes: list[pd.Index]) -> SeriesSpec:
-        """The spec of series with these indexes (the pretraining unit after ``pretrain``)."""
+    def _resolve(self, series: list[tuple]) -> SeriesSpec:
+        """The spec of ``series`` (the pretraining unit after ``pretrain``)."""
         fitted = getattr(self, "pretrained_net_", None) is not None
         pretrained = (self.pretrained_time_kind_, self.pretrained_time_unit_) if fitted else None
-        return SeriesSpec.resolve(self, indexes, pretrained)
+        return SeriesSpec.resolve(self, series, pretrained)
 
     def _pretrained_scaling(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The pretraining panel's channel standardisation after ``pretrain``, else ``None``."""
@@ -327,7 +327,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         """A pretraining panel on its axis and scaling (the pretrained ones when again)."""
         series = in_key_order(instances(y))
         warn_unobserved(y, "the pretraining panel")
-        spec = self._resolve([frame.index for _, frame in series])
+        spec = self._resolve(series)
         return series_panel(spec, series, self._pretrained_scaling())
 
     def _pretrain(self, y, X=None, fh=None):
@@ -419,7 +419,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         series = instances(y)
         warn_unobserved(y, "y", pretrained=pretrained is not None)
         self.n_channels_ = y.shape[1]
-        spec = self._resolve([frame.index for _, frame in series])
+        spec = self._resolve(series)
         self.time_kind_, self.time_unit_ = spec.axis.kind, spec.axis.unit
         self.time_origin_ = spec.axis.origin
         self.context_span_, self.horizon_span_ = spec.axis.context_span, spec.axis.horizon_span
