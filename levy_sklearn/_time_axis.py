@@ -12,7 +12,7 @@ import numbers
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -343,7 +343,7 @@ def seasonal_periods(index: pd.Index) -> tuple[float | pd.Timedelta, ...]:
     Examples
     --------
     >>> import pandas as pd
-    >>> from levy_sklearn._time_axis import seasonal_periods
+    >>> from levy_sklearn.windows import seasonal_periods
     >>> seasonal_periods(pd.date_range("2020", periods=5, freq="30min"))
     (Timedelta('7 days 00:00:00'), Timedelta('1 days 00:00:00'))
     >>> seasonal_periods(pd.period_range("2020-01-01", periods=3, freq="h"))
@@ -382,7 +382,7 @@ def infer_seasonal_period(index: pd.Index) -> float | pd.Timedelta | None:
 
     Monthly and quarterly data repeat yearly, daily and business-daily data weekly, data
     whose fixed step divides a day (hourly, half-hourly, every five minutes, ...) daily (and
-    weekly: see :func:`~levy_sklearn._time_axis.seasonal_periods`, which
+    weekly: see :func:`~levy_sklearn.windows.seasonal_periods`, which
     ``seasonal_period="auto"`` chooses from). A period index gets a number of its periods
     (12, 4, 7, 5, 24), a datetime index a time span (a year, a week, a day), since its time
     unit is the median spacing, not a calendar month. Yearly, weekly, irregular indexes and
@@ -530,6 +530,10 @@ class TimeAxis:
         period = resolve_season(seasonal_period, indexes, unit, min(token_reach, context))
         if auto_context:
             context = _auto_context(period, token_reach)
+        # An "auto" season that max_tokens keeps the "auto" context from reaching is no
+        # season: it warns with what to set, and windows carry none.
+        unreachable = _is_auto(seasonal_period) and auto_context and period is not None
+        unreachable = unreachable and season_reach(period) > token_reach
         axis = cls(
             kind,
             unit,
@@ -538,6 +542,9 @@ class TimeAxis:
             period,
             time_origin(indexes),
         )
+        if unreachable:
+            _warn_about_spans(axis, seasonal_period, context_length, (max_tokens, token_reach))
+            return replace(axis, seasonal_period=None)
         # A season the windows cannot see is named with what to set: one given, and the
         # "auto" one where the "auto" context cannot reach it (max_tokens too few). An "auto"
         # season beyond a context given shorter stays idle without a word: monthly data
@@ -679,7 +686,8 @@ def resolve_season(
     (:func:`panel_seasonal_periods`) whose two periods a context can hold within ``reach``
     time units (see :func:`season_reach`; ``max_tokens`` and a given ``context_length``
     bound it), else the shortest: half-hourly data get a week where ``max_tokens`` holds
-    two weeks of observations, else a day.
+    two weeks of observations, else a day (which :meth:`TimeAxis.fit` drops, with a
+    warning, where ``max_tokens`` cannot hold two days either).
 
     Examples
     --------
@@ -741,11 +749,18 @@ def _warn_about_spans(
     max_tokens, token_reach = tokens
     need = None if period is None else season_reach(period)
     if season and need is not None and min(axis.context_span, token_reach) < need:
+        auto = _is_auto(seasonal_period)
         name = (
             "seasonal_period='auto' (the season the index's frequency implies)"
-            if _is_auto(seasonal_period)
+            if auto
             else f"seasonal_period={seasonal_period!r}"
         )
+        span = (
+            f"'{pd.Timedelta(period * axis.unit)}'"
+            if isinstance(axis.unit, pd.Timedelta)
+            else f"{period:.4g}"
+        )
+        hint = f" (with seasonal_period={span})" if auto else ""
         fixes = []
         if axis.context_span < need:
             fixes.append(f"context_length={int(np.ceil(need))}")
@@ -765,7 +780,7 @@ def _warn_about_spans(
             f"{name} is a season of {_in_units(period, axis.unit)}, but {held}, fewer than "
             f"{MIN_SEASONS} seasonal periods of {period:.4g} and a step ({need:.4g} time "
             "units), which windows need to see it: no season is removed. Pass "
-            f"{' and '.join(fixes)} to remove it, or seasonal_period=None.",
+            f"{' and '.join(fixes)} to remove it{hint}, or seasonal_period=None.",
             UserWarning,
             stacklevel=7,  # the user's fit, through sktime's fit, _fit and TimeAxis.fit
         )

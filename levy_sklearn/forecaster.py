@@ -71,9 +71,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     Parameters
     ----------
-    context_length : float, int, str or pd.Timedelta, default=36
-        Look-back span of every window: time units (median spacings; steps on regular data)
-        or a span such as ``"3D"`` (datetime/timedelta indexes only).
+    context_length : "auto", float, int, str or pd.Timedelta, default="auto"
+        Look-back of every window in time units (median spacings) or a span (``"3D"``);
+        ``"auto"``: 36, or two seasonal periods and a step where ``max_tokens`` holds them.
     max_horizon : float, int, str or pd.Timedelta, default=12
         Span after each training cutoff whose observations are training targets; beyond it
         the variance is floored, growing as the held-out errors grew (a random walk's at most).
@@ -81,8 +81,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Per-window instance normalisation: remove each channel's last context observation,
         the context's line or its mean; ``"none"``: per-channel standardisation only.
     seasonal_period : "auto", float, int, str, pd.Timedelta or None, default="auto"
-        Season removed per window (time units or a span, ≥ 2 units); ``"auto"``: a regular
-        index's frequency; ``None`` or 1 (sktime's ``sp=1``): none. Context ≥ 2 periods.
+        Season removed per window (units or a span, ≥ 2 units; ``"auto"``: the index's, see
+        the guide; ``None`` or 1: none); one no window can see warns with what to set.
     max_tokens : int, default=256
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
@@ -124,7 +124,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     context_span_, horizon_span_ : float
         ``context_length`` and ``max_horizon`` in time units.
     seasonal_period_ : float or None
-        The seasonal period in time units.
+        The seasonal period in time units (``"auto"`` resolved).
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
         The population's per-channel standardisation (the pretraining panel's after
         ``pretrain``), for channels with fewer than 10 observations of their own.

@@ -279,10 +279,12 @@ def test_a_season_the_windows_cannot_see_is_named_with_what_to_set(params, named
     if not params:
         y.index = pd.date_range("2024-01-01", periods=len(y), freq="5min")
     with pytest.warns(UserWarning, match="no season is removed") as record:
-        LevyForecaster(**params, **FAST_SEASONAL).fit(y)
+        forecaster = LevyForecaster(**params, **FAST_SEASONAL).fit(y)
     message = next(str(w.message) for w in record if "no season is removed" in str(w.message))
     for text in named:
         assert text in message
+    if not params:  # the "auto" season out of reach is none: windows carry no season
+        assert forecaster.seasonal_period_ is None
 
 
 def test_a_season_longer_than_the_data_is_named_with_the_data_span():
