@@ -45,7 +45,9 @@ def seasonal_coefficients(
     """
     if period is None:
         return None
-    n_harmonics = int(period // 2)
+    # No channel can fit more harmonics than the context's tokens support: a season of
+    # millions of steps (a day of a kilohertz sensor) allocates no millions of zeros.
+    n_harmonics = max(0, min(int(period // 2), (t.size // _TOKENS_PER_COEFFICIENT - 2) // 2))
     coef = np.zeros((n_channels, n_harmonics, 2))
     for ch in range(n_channels):
         sel = c == ch

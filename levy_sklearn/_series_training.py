@@ -101,17 +101,23 @@ class SeriesSpec:
     def resolve(
         cls,
         forecaster: LevyForecaster,
-        indexes: list[pd.Index],
+        series: list[tuple[Hashable, pd.DataFrame]],
         pretrained: tuple[str, pd.Timedelta | float] | None = None,
     ) -> SeriesSpec:
-        """The spec of series with these indexes under ``forecaster``'s hyperparameters
-        (times in the unit of a pretraining panel of kind and unit ``pretrained``)."""
+        """The spec of ``series`` under ``forecaster``'s hyperparameters (times in the unit
+        of a pretraining panel of kind and unit ``pretrained``)."""
+        indexes = [frame.index for _, frame in series]
+        # Observed cells per row: how many time steps max_tokens context tokens cover.
+        rows = sum(len(frame) for _, frame in series)
+        cells = sum(int(frame.notna().to_numpy().sum()) for _, frame in series)
         axis = TimeAxis.fit(
             indexes,
             context_length=forecaster.context_length,
             max_horizon=forecaster.max_horizon,
             seasonal_period=forecaster.seasonal_period,
             pretrained=pretrained,
+            max_tokens=forecaster.max_tokens,
+            tokens_per_step=cells / rows if cells else 1.0,
         )
         regular = axis.is_regular(indexes)
         targets = forecaster.max_targets

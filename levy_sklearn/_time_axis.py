@@ -12,7 +12,7 @@ import numbers
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -287,15 +287,13 @@ def span_in_units(
 
 # Seasonal periods implied by an index frequency (its base, without multiple or anchor): in
 # periods for a period index, as a time span for a datetime index (whose unit, the median
-# spacing, is not a calendar month or quarter).
-# (pandas < 2.2 spells hourly "H", month end "M" and quarter end "Q").
-_PERIODS_PER_SEASON = {"M": 12, "Q": 4, "D": 7, "B": 5, "h": 24, "H": 24}
+# spacing, is not a calendar month or quarter). A fixed step is read by its length instead
+# (see _tick_seasons).
+# (pandas < 2.2 spells month end "M" and quarter end "Q").
+_PERIODS_PER_SEASON = {"M": 12, "Q": 4, "D": 7, "B": 5}
 _YEAR = pd.Timedelta(days=365.2425)
-# Seasons of fixed steps, by the step's length: a day repeats weekly, an hour daily.
-_SEASON_OF_STEP = {
-    pd.Timedelta(days=1): pd.Timedelta(days=7),
-    pd.Timedelta(hours=1): pd.Timedelta(days=1),
-}
+_DAY = pd.Timedelta(days=1)
+_WEEK = pd.Timedelta(days=7)
 _SEASON_SPAN = {
     "M": _YEAR,
     "MS": _YEAR,
@@ -303,20 +301,92 @@ _SEASON_SPAN = {
     "Q": _YEAR,
     "QS": _YEAR,
     "QE": _YEAR,
-    # pandas >= 3's day is a calendar day, not a fixed step; hours are read by length.
-    "D": pd.Timedelta(days=7),
-    "B": pd.Timedelta(days=7),
+    # pandas >= 3's day is a calendar day, not a fixed step.
+    "D": _WEEK,
+    "B": _WEEK,
 }
+#: ``context_length="auto"``: this many time units (chosen on the six regular series of
+#: :doc:`/user_guide/defaults`), lengthened to hold two periods of the season where
+#: ``max_tokens`` allows (see :func:`season_reach`).
+AUTO_CONTEXT = 36.0
+
+
+def _tick_seasons(step: pd.Timedelta) -> tuple[pd.Timedelta, ...]:
+    """Seasons of a fixed step, longest first: a day repeats weekly; a step that divides a
+    day (hourly, half-hourly, five-minute, ...) weekly and daily."""
+    if step == _DAY:
+        return (_WEEK,)
+    if pd.Timedelta(0) < step < _DAY and _DAY % step == pd.Timedelta(0):
+        return (_WEEK, _DAY)
+    return ()
+
+
+def seasonal_periods(index: pd.Index) -> tuple[float | pd.Timedelta, ...]:
+    """Every seasonal period a regular index's frequency implies, longest first.
+
+    Monthly and quarterly data repeat yearly, daily and business-daily data weekly, data
+    whose fixed step divides a day (hourly, half-hourly, every five minutes, ...) weekly and
+    daily. A period index gets numbers of its periods, a datetime index time spans (its
+    time unit is the median spacing, not a calendar month). Yearly, weekly, irregular
+    indexes and steps that do not divide a day get none.
+
+    Parameters
+    ----------
+    index : pd.Index
+        The time index of a series.
+
+    Returns
+    -------
+    tuple of float or pd.Timedelta
+        The seasonal periods, longest first (empty: none).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from levy_sklearn.windows import seasonal_periods
+    >>> seasonal_periods(pd.date_range("2020", periods=5, freq="30min"))
+    (Timedelta('7 days 00:00:00'), Timedelta('1 days 00:00:00'))
+    >>> seasonal_periods(pd.period_range("2020-01-01", periods=3, freq="h"))
+    (168.0, 24.0)
+    >>> seasonal_periods(pd.period_range("2020", periods=3, freq="Y"))
+    ()
+    """
+    if isinstance(index, pd.PeriodIndex):
+        offset = index.freq
+        if isinstance(offset, pd.offsets.Tick):  # hours, minutes, ...: in periods
+            step = pd.Timedelta(offset)
+            return tuple(float(season / step) for season in _tick_seasons(step))
+        code, table = index.freqstr, _PERIODS_PER_SEASON
+    elif isinstance(index, pd.DatetimeIndex):
+        code = None if index.freq is None else index.freq.freqstr
+        if code is None and len(index) >= 3:
+            code = pd.infer_freq(index)
+        table = _SEASON_SPAN
+        if code is not None:
+            # A fixed step is read by its length: pandas names a daily step "24h" or
+            # "1440min" as readily as "D" (one series shifted by 12 h in a panel does it).
+            offset = pd.tseries.frequencies.to_offset(code)
+            if isinstance(offset, pd.offsets.Tick):
+                return _tick_seasons(pd.Timedelta(offset))
+    else:
+        return ()
+    # Multiples ("2M") and other frequencies are not in the tables.
+    period = None if code is None else table.get(code.split("-")[0])
+    if period is None:
+        return ()
+    return (float(period) if isinstance(period, int) else period,)
 
 
 def infer_seasonal_period(index: pd.Index) -> float | pd.Timedelta | None:
-    """The seasonal period a regular index's frequency implies, or ``None``.
+    """The shortest seasonal period a regular index's frequency implies, or ``None``.
 
-    Monthly and quarterly data repeat yearly, daily and business-daily data weekly, hourly
-    data daily. A period index gets a number of its periods (12, 4, 7, 5, 24), a datetime
-    index a time span (a year, a week, a day), since its time unit is the median spacing, not
-    a calendar month. Yearly, weekly, sub-hourly, multiple-step (``"2h"``) and irregular
-    indexes get ``None``.
+    Monthly and quarterly data repeat yearly, daily and business-daily data weekly, data
+    whose fixed step divides a day (hourly, half-hourly, every five minutes, ...) daily (and
+    weekly: see :func:`~levy_sklearn.windows.seasonal_periods`, which
+    ``seasonal_period="auto"`` chooses from). A period index gets a number of its periods
+    (12, 4, 7, 5, 24), a datetime index a time span (a year, a week, a day), since its time
+    unit is the median spacing, not a calendar month. Yearly, weekly, irregular indexes and
+    steps that do not divide a day get ``None``.
 
     Parameters
     ----------
@@ -336,35 +406,35 @@ def infer_seasonal_period(index: pd.Index) -> float | pd.Timedelta | None:
     12.0
     >>> infer_seasonal_period(pd.date_range("2020", periods=5, freq="h"))
     Timedelta('1 days 00:00:00')
+    >>> infer_seasonal_period(pd.date_range("2020", periods=5, freq="5min"))
+    Timedelta('1 days 00:00:00')
     >>> print(infer_seasonal_period(pd.period_range("2020", periods=3, freq="Y")))
     None
     """
-    if isinstance(index, pd.PeriodIndex):
-        code, table = index.freqstr, _PERIODS_PER_SEASON
-    elif isinstance(index, pd.DatetimeIndex):
-        code = None if index.freq is None else index.freq.freqstr
-        if code is None and len(index) >= 3:
-            code = pd.infer_freq(index)
-        table = _SEASON_SPAN
-        if code is not None:
-            # A fixed step is read by its length: pandas names a daily step "24h" or
-            # "1440min" as readily as "D" (one series shifted by 12 h in a panel does it).
-            offset = pd.tseries.frequencies.to_offset(code)
-            if isinstance(offset, pd.offsets.Tick):
-                return _SEASON_OF_STEP.get(pd.Timedelta(offset))
-    else:
-        return None
-    # Multiples ("2h") and other frequencies are not in the tables.
-    period = None if code is None else table.get(code.split("-")[0])
-    return float(period) if isinstance(period, int) else period
+    periods = seasonal_periods(index)
+    return periods[-1] if periods else None
 
 
-def panel_seasonal_period(indexes: Sequence[pd.Index]) -> float | pd.Timedelta | None:
-    """The seasonal period most of the series' indexes imply (:func:`infer_seasonal_period`;
-    the first such series' on a tie), ``None`` when none implies one: one series with a
+def panel_seasonal_periods(indexes: Sequence[pd.Index]) -> tuple[float | pd.Timedelta, ...]:
+    """The seasonal periods most of the series' indexes imply (:func:`seasonal_periods`;
+    the first such series' on a tie), none when none implies any: one series with a
     missing day does not switch the season off for a whole panel."""
-    periods = [p for p in map(infer_seasonal_period, indexes) if p is not None]
-    return max(periods, key=periods.count) if periods else None
+    periods = [p for p in map(seasonal_periods, indexes) if p]
+    return max(periods, key=periods.count) if periods else ()
+
+
+def season_reach(period: float) -> float:
+    """The context (time units) that removes a season of ``period`` units: windows fit a
+    season to a context whose observations span ``MIN_SEASONS`` periods, and a context of
+    ``L`` units, ``(cutoff − L, cutoff]``, holds observations one unit apart spanning
+    ``L − 1``.
+
+    Examples
+    --------
+    >>> season_reach(24.0)  # hourly data, a daily season: 49 hours
+    49.0
+    """
+    return MIN_SEASONS * period + 1.0
 
 
 def compatible_kinds(a: str, b: str) -> bool:
@@ -416,10 +486,14 @@ class TimeAxis:
         max_horizon: float | str | pd.Timedelta,
         seasonal_period: float | str | pd.Timedelta | None,
         pretrained: tuple[str, pd.Timedelta | float] | None = None,
+        max_tokens: int | None = None,
+        tokens_per_step: float = 1.0,
     ) -> TimeAxis:
         """The time axis of series with these indexes: the median spacing as unit, or the
         unit of a pretraining panel of kind and unit ``pretrained``; times measured from
-        their earliest point."""
+        their earliest point. ``"auto"`` spans are resolved here (see
+        :func:`resolve_season`), given ``max_tokens`` context tokens per window and
+        ``tokens_per_step`` observed cells per time step."""
         kinds = {index_kind(ix) for ix in indexes}
         if len(kinds) > 1 and not kinds <= set(_TIMEDELTA_KINDS):
             raise TypeError(f"All series must share one kind of time index, got {kinds}.")
@@ -449,39 +523,50 @@ class TimeAxis:
                     UserWarning,
                     stacklevel=6,  # the user's fit, through sktime's fit and _fit
                 )
-        given_period = not (isinstance(seasonal_period, str) and seasonal_period == "auto")
-        if not given_period:
-            seasonal_period = panel_seasonal_period(indexes)
-        period = (
-            None
-            if seasonal_period is None
-            else span_in_units(seasonal_period, unit, "seasonal_period")
-        )
-        if period == 1.0:  # sktime's sp=1: no season
-            period = None
-        elif period is not None and period < 2.0:
-            raise ValueError(
-                f"seasonal_period={seasonal_period!r} is {period:.3g} time units"
-                f"{f' of {unit}' if isinstance(unit, pd.Timedelta) else ''}, shorter than "
-                "two: series sampled about once per unit cannot show it. Pass "
-                "seasonal_period=None (or 1) for no season, or a period of at least 2 units."
-            )
+        # The span (time units) that the latest max_tokens observations of a window cover.
+        token_reach = np.inf if max_tokens is None else max_tokens / max(tokens_per_step, 1e-12)
+        auto_context = _is_auto(context_length)
+        context = np.inf if auto_context else span_in_units(context_length, unit, "context_length")
+        period = resolve_season(seasonal_period, indexes, unit, min(token_reach, context))
+        if auto_context:
+            context = _auto_context(period, token_reach)
+        # An "auto" season that max_tokens keeps the "auto" context from reaching is no
+        # season: it warns with what to set, and windows carry none.
+        unreachable = _is_auto(seasonal_period) and auto_context and period is not None
+        unreachable = unreachable and season_reach(period) > token_reach
         axis = cls(
             kind,
             unit,
-            span_in_units(context_length, unit, "context_length"),
+            context,
             span_in_units(max_horizon, unit, "max_horizon"),
             period,
             time_origin(indexes),
         )
-        _warn_about_spans(axis, given_period)
+        if unreachable:
+            _warn_about_spans(axis, seasonal_period, context_length, (max_tokens, token_reach))
+            return replace(axis, seasonal_period=None)
+        # A season the windows cannot see is named with what to set: one given, and the
+        # "auto" one where the "auto" context cannot reach it (max_tokens too few). An "auto"
+        # season beyond a context given shorter stays idle without a word: monthly data
+        # with context_length=8, the season no one asked for.
+        given = not _is_auto(seasonal_period)
+        # A given season longer than the data is named as such: no setting makes it work.
+        short = given and _warn_about_short_data(axis, seasonal_period, indexes)
+        _warn_about_spans(
+            axis,
+            seasonal_period,
+            context_length,
+            (max_tokens, token_reach),
+            season=not short and (given or auto_context),
+        )
         return axis
 
     def removes_season(self) -> bool:
-        """Whether windows remove a season: a seasonal period that the context spans at least
-        twice (see :func:`~levy_sklearn.windows.series_windows`)."""
+        """Whether windows remove a season: a seasonal period that the context's
+        observations span at least twice (see :func:`season_reach` and
+        :func:`~levy_sklearn.windows.series_windows`)."""
         period = self.seasonal_period
-        return period is not None and self.context_span >= MIN_SEASONS * period
+        return period is not None and self.context_span >= season_reach(period)
 
     def times(self, index: pd.Index) -> np.ndarray:
         """Float times of ``index`` in time units, since ``origin``."""
@@ -587,16 +672,117 @@ class TimeAxis:
         )
 
 
-def _warn_about_spans(axis: TimeAxis, given_period: bool) -> None:
-    """Warn about a context too short for a given season, and about a context or horizon
-    shorter than one time unit (the median spacing)."""
+def _is_auto(value: object) -> bool:
+    return isinstance(value, str) and value == "auto"
+
+
+def resolve_season(
+    seasonal_period: float | str | pd.Timedelta | None,
+    indexes: Sequence[pd.Index],
+    unit: pd.Timedelta | float,
+    reach: float = np.inf,
+) -> float | None:
+    """``seasonal_period`` in time units (``None``: no season).
+
+    ``"auto"`` takes the longest of the seasons the indexes' frequency implies
+    (:func:`panel_seasonal_periods`) whose two periods a context can hold within ``reach``
+    time units (see :func:`season_reach`; ``max_tokens`` and a given ``context_length``
+    bound it), else the shortest: half-hourly data get a week where ``max_tokens`` holds
+    two weeks of observations, else a day (which :meth:`TimeAxis.fit` drops, with a
+    warning, where ``max_tokens`` cannot hold two days either).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> index = pd.date_range("2024-01-01", periods=500, freq="h")
+    >>> resolve_season("auto", [index], pd.Timedelta("1h"), reach=256)
+    24.0
+    >>> resolve_season("auto", [index], pd.Timedelta("1h"), reach=400)
+    168.0
+    """
+    if _is_auto(seasonal_period):
+        implied = [span_in_units(p, unit) for p in panel_seasonal_periods(indexes)]
+        candidates = [p for p in implied if p >= 2.0]  # a season the spacing can show
+        fitting = [p for p in candidates if season_reach(p) <= reach]
+        return (fitting or candidates[-1:] or [None])[0]
+    if seasonal_period is None:
+        return None
+    period = span_in_units(seasonal_period, unit, "seasonal_period")
+    if period == 1.0:  # sktime's sp=1: no season
+        return None
+    if period < 2.0:
+        raise ValueError(
+            f"seasonal_period={seasonal_period!r} is {period:.3g} time units"
+            f"{f' of {unit}' if isinstance(unit, pd.Timedelta) else ''}, shorter than "
+            "two: series sampled about once per unit cannot show it. Pass "
+            "seasonal_period=None (or 1) for no season, or a period of at least 2 units."
+        )
+    return period
+
+
+def _auto_context(period: float | None, token_reach: float) -> float:
+    """``context_length="auto"`` in time units: :data:`AUTO_CONTEXT`, or the
+    :func:`season_reach` of the season where that is longer and the latest ``max_tokens``
+    observations (``token_reach`` units) hold it."""
+    if period is None or not AUTO_CONTEXT < season_reach(period) <= token_reach:
+        return AUTO_CONTEXT
+    return season_reach(period)
+
+
+def _in_units(span: float, unit: pd.Timedelta | float) -> str:
+    """``span`` time units in words, for warnings."""
+    if isinstance(unit, pd.Timedelta):
+        return f"{span:.4g} time units of {unit} ({pd.Timedelta(span * unit)})"
+    return f"{span:.4g} time units"
+
+
+def _warn_about_spans(
+    axis: TimeAxis,
+    seasonal_period: object,
+    context_length: object,
+    tokens: tuple[int | None, float],
+    season: bool = True,
+) -> None:
+    """Warn about a season the windows cannot remove (a context, or the latest
+    ``max_tokens`` observations ``tokens = (max_tokens, span they cover)``, too short for
+    two periods), naming what to set; and about a context or horizon shorter than one time
+    unit (the median spacing)."""
     period = axis.seasonal_period
-    if given_period and period is not None and not axis.removes_season():
+    max_tokens, token_reach = tokens
+    need = None if period is None else season_reach(period)
+    if season and need is not None and min(axis.context_span, token_reach) < need:
+        auto = _is_auto(seasonal_period)
+        name = (
+            "seasonal_period='auto' (the season the index's frequency implies)"
+            if auto
+            else f"seasonal_period={seasonal_period!r}"
+        )
+        span = (
+            f"'{pd.Timedelta(period * axis.unit)}'"
+            if isinstance(axis.unit, pd.Timedelta)
+            else f"{period:.4g}"
+        )
+        hint = f" (with seasonal_period={span})" if auto else ""
+        fixes = []
+        if axis.context_span < need:
+            fixes.append(f"context_length={int(np.ceil(need))}")
+        if token_reach < need:
+            fixes.append(f"max_tokens={int(np.ceil(need * max_tokens / token_reach))}")
+        held = (
+            f"context_length={context_length!r} spans {axis.context_span:.4g} time units"
+            if axis.context_span < need
+            else ""
+        )
+        if token_reach < need:
+            held += (" and " if held else "") + (
+                f"max_tokens={max_tokens} keeps the latest observations of "
+                f"{token_reach:.4g} time units"
+            )
         warnings.warn(
-            f"context_length spans {axis.context_span:.3g} time units, fewer than "
-            f"{MIN_SEASONS} seasonal periods of {period:.3g}: windows cannot see the "
-            "season, so none is removed. Lengthen context_length, or pass "
-            "seasonal_period=None.",
+            f"{name} is a season of {_in_units(period, axis.unit)}, but {held}, fewer than "
+            f"{MIN_SEASONS} seasonal periods of {period:.4g} and a step ({need:.4g} time "
+            "units), which windows need to see it: no season is removed. Pass "
+            f"{' and '.join(fixes)} to remove it{hint}, or seasonal_period=None.",
             UserWarning,
             stacklevel=7,  # the user's fit, through sktime's fit, _fit and TimeAxis.fit
         )
@@ -611,6 +797,28 @@ def _warn_about_spans(axis: TimeAxis, given_period: bool) -> None:
                 UserWarning,
                 stacklevel=7,
             )
+
+
+def _warn_about_short_data(
+    axis: TimeAxis, seasonal_period: object, indexes: Sequence[pd.Index]
+) -> bool:
+    """Warn about a given season longer than half of every series (no window can see two
+    periods of it); whether it did."""
+    period = axis.seasonal_period
+    spans = [np.ptp(axis.times(ix)) for ix in indexes if len(ix)]
+    longest = max(spans, default=0.0)
+    if period is not None and longest < MIN_SEASONS * period:
+        warnings.warn(
+            f"seasonal_period={seasonal_period!r} is a season of "
+            f"{_in_units(period, axis.unit)}, but the longest series of y spans "
+            f"{_in_units(longest, axis.unit)}, fewer than {MIN_SEASONS} seasonal periods of "
+            f"{period:.4g}: no window can see the season, so none is removed. Fit a longer y, "
+            "or pass a shorter seasonal_period (or None).",
+            UserWarning,
+            stacklevel=7,  # the user's fit, through sktime's fit, _fit and TimeAxis.fit
+        )
+        return True
+    return False
 
 
 def describe_kind(kind: str) -> str:

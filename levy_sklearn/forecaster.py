@@ -71,9 +71,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     Parameters
     ----------
-    context_length : float, int, str or pd.Timedelta, default=36
-        Look-back span of every window: time units (median spacings; steps on regular data)
-        or a span such as ``"3D"`` (datetime/timedelta indexes only).
+    context_length : "auto", float, int, str or pd.Timedelta, default="auto"
+        Look-back of every window in time units (median spacings) or a span (``"3D"``);
+        ``"auto"``: 36, or two seasonal periods and a step where ``max_tokens`` holds them.
     max_horizon : float, int, str or pd.Timedelta, default=12
         Span after each training cutoff whose observations are training targets; beyond it
         the variance is floored, growing as the held-out errors grew (a random walk's at most).
@@ -81,8 +81,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Per-window instance normalisation: remove each channel's last context observation,
         the context's line or its mean; ``"none"``: per-channel standardisation only.
     seasonal_period : "auto", float, int, str, pd.Timedelta or None, default="auto"
-        Season removed per window (time units or a span, ≥ 2 units); ``"auto"``: a regular
-        index's frequency; ``None`` or 1 (sktime's ``sp=1``): none. Context ≥ 2 periods.
+        Season removed per window (units or a span, ≥ 2 units; ``"auto"``: the index's, see
+        the guide; ``None`` or 1: none); one no window can see warns with what to set.
     max_tokens : int, default=256
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512
@@ -124,7 +124,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     context_span_, horizon_span_ : float
         ``context_length`` and ``max_horizon`` in time units.
     seasonal_period_ : float or None
-        The seasonal period in time units.
+        The seasonal period in time units (``"auto"`` resolved).
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
         The population's per-channel standardisation (the pretraining panel's after
         ``pretrain``), for channels with fewer than 10 observations of their own.
@@ -224,7 +224,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     def __init__(
         self,
         *,
-        context_length: float | str | pd.Timedelta = 36,
+        context_length: float | str | pd.Timedelta = "auto",
         max_horizon: float | str | pd.Timedelta = 12,
         normalization: str = "last",
         seasonal_period: float | str | pd.Timedelta | None = "auto",
@@ -309,11 +309,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             float(self.observation_dropout),
         )
 
-    def _resolve(self, indexes: list[pd.Index]) -> SeriesSpec:
-        """The spec of series with these indexes (the pretraining unit after ``pretrain``)."""
+    def _resolve(self, series: list[tuple]) -> SeriesSpec:
+        """The spec of ``series`` (the pretraining unit after ``pretrain``)."""
         fitted = getattr(self, "pretrained_net_", None) is not None
         pretrained = (self.pretrained_time_kind_, self.pretrained_time_unit_) if fitted else None
-        return SeriesSpec.resolve(self, indexes, pretrained)
+        return SeriesSpec.resolve(self, series, pretrained)
 
     def _pretrained_scaling(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The pretraining panel's channel standardisation after ``pretrain``, else ``None``."""
@@ -327,7 +327,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         """A pretraining panel on its axis and scaling (the pretrained ones when again)."""
         series = in_key_order(instances(y))
         warn_unobserved(y, "the pretraining panel")
-        spec = self._resolve([frame.index for _, frame in series])
+        spec = self._resolve(series)
         return series_panel(spec, series, self._pretrained_scaling())
 
     def _pretrain(self, y, X=None, fh=None):
@@ -419,7 +419,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         series = instances(y)
         warn_unobserved(y, "y", pretrained=pretrained is not None)
         self.n_channels_ = y.shape[1]
-        spec = self._resolve([frame.index for _, frame in series])
+        spec = self._resolve(series)
         self.time_kind_, self.time_unit_ = spec.axis.kind, spec.axis.unit
         self.time_origin_ = spec.axis.origin
         self.context_span_, self.horizon_span_ = spec.axis.context_span, spec.axis.horizon_span

@@ -25,12 +25,12 @@ from ._normalisation import (
     seasonal_term,
     window_location,
 )
-from ._time_axis import infer_seasonal_period
+from ._time_axis import infer_seasonal_period, seasonal_periods
 from .tokens import tokens_from_events
 
 # What a user calls to cut windows for a front-end of one's own; the time-axis helpers are the
 # forecaster's plumbing, importable but not promised.
-__all__ = ["SeriesWindows", "infer_seasonal_period", "series_windows"]
+__all__ = ["SeriesWindows", "infer_seasonal_period", "seasonal_periods", "series_windows"]
 
 # Share of the gap windows of observation_dropout that are holes before a last observation
 # (chosen on held-out series: benchmarks/results/forecaster_ablation_notes.md, "hole windows").

@@ -1,5 +1,7 @@
 """Seasonal windows (``seasonal_period``) against seasons and frequencies written by hand."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -28,7 +30,8 @@ def seasonal_series(t: np.ndarray) -> np.ndarray:
         # a regular index without a stored frequency: read from its spacing
         (pd.DatetimeIndex(["2020-01-01", "2020-01-02", "2020-01-03"]), pd.Timedelta(days=7)),
         (pd.period_range("2020", periods=4, freq="Y"), None),
-        (pd.date_range("2020", periods=4, freq="2h"), None),
+        (pd.date_range("2020", periods=4, freq="2h"), pd.Timedelta(days=1)),
+        (pd.date_range("2020", periods=4, freq="7h"), None),
         (pd.DatetimeIndex(["2020-01-01", "2020-01-02", "2020-01-04"]), None),
         (pd.RangeIndex(4), None),
     ],
@@ -188,3 +191,106 @@ def test_shrinking_a_weak_season_forecasts_the_mean_better_than_least_squares():
         )
     gain = np.subtract(errors["least squares"], errors["shrunk"])
     assert gain.mean() > 4 * gain.std() / np.sqrt(gain.size)  # better beyond 4 standard errors
+
+
+def _half_hourly(days: int, seed: int = 0) -> pd.Series:
+    """A daily cycle (48 half-hours, a sharp morning peak) plus noise."""
+    t = np.arange(48 * days)
+    phase = t % 48
+    cycle = 5.0 * np.exp(-(((phase - 16) / 3.0) ** 2)) + np.sin(2 * np.pi * phase / 48)
+    noise = 0.1 * np.random.default_rng(seed).normal(size=t.size)
+    return pd.Series(
+        20.0 + cycle + noise, pd.date_range("2024-01-01", periods=t.size, freq="30min")
+    )
+
+
+FAST_SEASONAL = dict(d_model=8, n_heads=2, max_epochs=2, windows_per_series=64, random_state=0)
+
+
+def test_a_daily_season_on_half_hourly_data_is_removed_with_the_default_context():
+    # The default context was 36 half-hours, less than the two days a daily season needs:
+    # the season was ignored and the forecasts equalled those without it, silently.
+    y = _half_hourly(10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        seasonal = LevyForecaster(seasonal_period="1D", **FAST_SEASONAL).fit(y)
+    plain = LevyForecaster(seasonal_period=None, **FAST_SEASONAL).fit(y)
+    assert seasonal.seasonal_period_ == 48.0
+    assert seasonal.context_span_ == 97.0  # two days and a step: 97 half-hours
+    assert plain.context_span_ == 36.0
+    fh = np.arange(1, 49)
+    truth = _half_hourly(11).to_numpy()[-48:]
+    seasonal_error = np.abs(seasonal.predict(fh=fh).to_numpy() - truth).mean()
+    plain_error = np.abs(plain.predict(fh=fh).to_numpy() - truth).mean()
+    assert seasonal_error < 0.5 * plain_error  # the morning peak is forecast
+
+
+@pytest.mark.parametrize("freq", ["5min", "15min", "30min", "h"])
+def test_auto_reads_a_daily_season_from_sub_hourly_and_hourly_indexes(freq):
+    index = pd.date_range("2024-01-01", periods=12, freq=freq)
+    assert infer_seasonal_period(index) == pd.Timedelta(days=1)
+
+
+def test_auto_gives_half_hourly_data_a_daily_season_and_a_context_of_two_days():
+    forecaster = LevyForecaster(**FAST_SEASONAL).fit(_half_hourly(6))
+    assert forecaster.seasonal_period_ == 48.0
+    assert forecaster.context_span_ == 97.0
+
+
+def test_auto_takes_a_week_where_max_tokens_holds_two():
+    y = pd.Series(
+        np.random.default_rng(0).normal(size=24 * 21),
+        pd.date_range("2024-01-01", periods=24 * 21, freq="h"),
+    )
+    day = LevyForecaster(**FAST_SEASONAL).fit(y)
+    week = LevyForecaster(max_tokens=400, **FAST_SEASONAL).fit(y)
+    assert (day.seasonal_period_, day.context_span_) == (24.0, 49.0)
+    assert (week.seasonal_period_, week.context_span_) == (168.0, 337.0)
+
+
+def test_monthly_and_daily_auto_spans_are_unchanged():
+    monthly = pd.Series(np.arange(60.0), pd.period_range("2000-01", periods=60, freq="M"))
+    daily = pd.Series(np.arange(60.0), pd.date_range("2000", periods=60, freq="D"))
+    for y, period in ((monthly, 12.0), (daily, 7.0)):
+        forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
+        assert (forecaster.seasonal_period_, forecaster.context_span_) == (period, 36.0)
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        # A week of half-hours: two periods (673 steps) exceed the default max_tokens.
+        (
+            dict(seasonal_period="7D"),
+            ["seasonal_period='7D'", "context_length=673", "max_tokens=673"],
+        ),
+        # A context given too short for a given season.
+        (
+            dict(seasonal_period="1D", context_length="12h"),
+            ["seasonal_period='1D'", "context_length='12h'", "context_length=97"],
+        ),
+        # Five-minute data: two days are 577 steps, beyond max_tokens=256.
+        (dict(), ["seasonal_period='auto'", "1 days", "context_length=577", "max_tokens=577"]),
+    ],
+)
+def test_a_season_the_windows_cannot_see_is_named_with_what_to_set(params, named):
+    days = 30 if "seasonal_period" in params else 3
+    y = _half_hourly(days)
+    if not params:
+        y.index = pd.date_range("2024-01-01", periods=len(y), freq="5min")
+    with pytest.warns(UserWarning, match="no season is removed") as record:
+        forecaster = LevyForecaster(**params, **FAST_SEASONAL).fit(y)
+    message = next(str(w.message) for w in record if "no season is removed" in str(w.message))
+    for text in named:
+        assert text in message
+    if not params:  # the "auto" season out of reach is none: windows carry no season
+        assert forecaster.seasonal_period_ is None
+
+
+def test_a_season_longer_than_the_data_is_named_with_the_data_span():
+    y = _half_hourly(3)  # three days of half-hours
+    with pytest.warns(UserWarning, match="longest series of y spans") as record:
+        LevyForecaster(seasonal_period="7D", **FAST_SEASONAL).fit(y)
+    message = next(str(w.message) for w in record if "longest series" in str(w.message))
+    assert "seasonal_period='7D'" in message and "7 days" in message
+    assert "2 days 23:30:00" in message  # the data's span
