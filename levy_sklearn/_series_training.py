@@ -4,7 +4,8 @@ What one fit resolves from the hyperparameters and its series, once (:class:`Ser
 the time axis, the window plan, the autoregression's lags), the network built for it
 (:func:`train_network`), and pretraining with σ calibrated on subjects held out of training
 (:func:`pretrain_calibrated`). :class:`~levy_sklearn.forecaster.LevyForecaster` calls these
-from its sktime methods and keeps the fitted state.
+from its sktime methods with its hyperparameters' values and keeps the fitted state; none of
+them takes the forecaster.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,10 @@ from ._time_axis import TimeAxis, describe_kind, index_kind
 from .calibration import LeadCalibration, population_spread, with_unseen
 from .calibration.held_out import calibrate, calibrate_across_series, held_out_forecasts
 from .training import (
+    Budget,
     LevyNeuralNet,
+    NetworkSpec,
+    TrainingSpec,
     continue_levy_net,
     fit_levy_net,
     make_levy_net,
@@ -30,9 +34,6 @@ from .training import (
 )
 from .validation import MIN_OWN_SCALE, own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
-
-if TYPE_CHECKING:  # annotations only: the forecaster imports this module
-    from .forecaster import LevyForecaster
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
@@ -100,30 +101,40 @@ class SeriesSpec:
     @classmethod
     def resolve(
         cls,
-        forecaster: LevyForecaster,
         series: list[tuple[Hashable, pd.DataFrame]],
         pretrained: tuple[str, pd.Timedelta | float] | None = None,
+        *,
+        context_length: float | str | pd.Timedelta,
+        max_horizon: float | str | pd.Timedelta,
+        seasonal_period: float | str | pd.Timedelta | None,
+        max_tokens: int,
+        max_targets: int | str,
+        ar_order: int | str,
+        normalization: str,
+        windows_per_series: int,
+        observation_dropout: float,
     ) -> SeriesSpec:
-        """The spec of ``series`` under ``forecaster``'s hyperparameters (times in the unit
-        of a pretraining panel of kind and unit ``pretrained``)."""
+        """The spec of ``series`` under these hyperparameters (the forecaster's, ``"auto"``
+        unresolved), times in the unit of a pretraining panel of kind and unit
+        ``pretrained``."""
         indexes = [frame.index for _, frame in series]
         # Observed cells per row: how many time steps max_tokens context tokens cover.
         rows = sum(len(frame) for _, frame in series)
         cells = sum(int(frame.notna().to_numpy().sum()) for _, frame in series)
         axis = TimeAxis.fit(
             indexes,
-            context_length=forecaster.context_length,
-            max_horizon=forecaster.max_horizon,
-            seasonal_period=forecaster.seasonal_period,
+            context_length=context_length,
+            max_horizon=max_horizon,
+            seasonal_period=seasonal_period,
             pretrained=pretrained,
-            max_tokens=forecaster.max_tokens,
+            max_tokens=max_tokens,
             tokens_per_step=cells / rows if cells else 1.0,
         )
         regular = axis.is_regular(indexes)
-        targets = forecaster.max_targets
+        targets = max_targets
         if isinstance(targets, str):  # "auto": cap irregular series only
             targets = None if regular else _AUTO_MAX_TARGETS
-        order = forecaster.ar_order
+        order = ar_order
         # At most one lag per time unit of the context (lag 0 included): no lag reaches
         # further back than a window does.
         most = int(np.floor(axis.context_span) + 1)
@@ -141,10 +152,10 @@ class SeriesSpec:
             axis,
             targets,
             min(order, most),
-            forecaster.normalization,
-            forecaster.max_tokens,
-            forecaster.windows_per_series,
-            float(forecaster.observation_dropout),
+            normalization,
+            max_tokens,
+            windows_per_series,
+            float(observation_dropout),
         )
 
     def plan(self, calibration_fraction: float = 0.0) -> WindowPlan:
@@ -342,16 +353,20 @@ def calibration_share(
 
 
 def train_network(
-    forecaster: LevyForecaster,
     spec: SeriesSpec,
     windows: SeriesWindows,
-    n_channels: int,
     seed: int,
+    network_spec: Callable[..., NetworkSpec],
+    training_spec: Callable[..., TrainingSpec],
 ) -> LevyNeuralNet:
-    """Build the network for ``spec`` under ``forecaster``'s hyperparameters and train it:
-    windowed heads start with half the context as look-back, the autoregression has
-    ``spec.lags`` lags and a weight per time unit of the horizon, and learns faster where
-    the windows' season is removed."""
+    """Build the network for ``spec`` and train it on ``windows``: windowed heads start with
+    half the context as look-back, the autoregression has ``spec.lags`` lags and a weight
+    per time unit of the horizon, and learns faster where the windows' season is removed.
+
+    ``network_spec(**resolved)`` and ``training_spec(n_rows, **resolved)`` complete the
+    front-end's hyperparameters with what the series resolved (see
+    :class:`~levy_sklearn.training.NetworkSpec` and
+    :class:`~levy_sklearn.training.TrainingSpec`)."""
     if not np.isfinite(windows.targets).any():
         raise ValueError(
             "No training window could be cut from y: every window needs at least one "
@@ -360,16 +375,13 @@ def train_network(
         )
     axis = spec.axis
     net = make_levy_net(
-        forecaster._network_spec(
-            n_channels,
-            n_channels,
+        network_spec(
             bandwidth=1.0,
             lookback=max(axis.context_span / 2, 1.0),
             n_lags=spec.lags,
             n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
         ),
-        forecaster._training_spec(
-            seed,
+        training_spec(
             len(windows.targets),
             recipe="windows",
             lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() else 1.0,
@@ -403,20 +415,25 @@ def calibrated_on(
 
 
 def continue_network(
-    forecaster: LevyForecaster, net: LevyNeuralNet, windows: SeriesWindows, seed: int
+    net: LevyNeuralNet,
+    windows: SeriesWindows,
+    seed: int,
+    budget: Callable[[int], Budget],
+    verbose: int,
 ) -> LevyNeuralNet:
-    """A copy of ``net`` trained further on ``windows`` for ``forecaster``'s ``max_epochs``
-    (within its budget, at its batch size for these windows; the learning rate stays
-    ``net``'s): an interrupted update leaves ``net`` as it was."""
-    budget = forecaster._budget(len(windows.targets))
+    """A copy of ``net`` trained further on ``windows`` for the epochs and at the batch size
+    that ``budget(n_windows)`` gives (the front-end's ``max_epochs`` within its
+    ``max_steps``; the learning rate stays ``net``'s): an interrupted update leaves ``net``
+    as it was."""
+    steps = budget(len(windows.targets))
     return continue_levy_net(
         net,
         windows.tokens,
         windows.targets.astype(np.float32),
         seed,
-        budget.epochs,
-        verbose=forecaster.verbose,
-        batch_size=budget.batch_size,
+        steps.epochs,
+        verbose=verbose,
+        batch_size=steps.batch_size,
     )
 
 

@@ -97,9 +97,10 @@ _MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: lambda state: state}
 
 
 def _estimator_classes() -> dict[str, type]:
-    # Imported here: importing this module must not import sktime (see levy_sklearn/__init__).
-    from .forecaster import LevyForecaster
-    from .regressor import LevyAttentionRegressor
+    # The package's public estimators by name, through its lazy attributes
+    # (levy_sklearn.__getattr__): importing this module imports no front-end (nor sktime),
+    # and the estimators' own save and load methods, which call this module, stay below it.
+    from . import LevyAttentionRegressor, LevyForecaster
 
     return {"LevyAttentionRegressor": LevyAttentionRegressor, "LevyForecaster": LevyForecaster}
 

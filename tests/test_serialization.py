@@ -32,8 +32,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 import levy_sklearn
-from levy_sklearn._forecast_outputs import PRETRAINING_PARAMS, RETUNABLE_PARAMS
-from levy_sklearn.forecaster import LevyForecaster
+from levy_sklearn.forecaster import PRETRAINING_PARAMS, RETUNABLE_PARAMS, LevyForecaster
 from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.serialization import FORMAT_VERSION, load, load_from_path, save
 
