@@ -10,16 +10,18 @@ them takes the forecaster.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from ._normalisation import NORMALIZATIONS
 from ._panel import in_order, instances, key_order
-from ._time_axis import TimeAxis, describe_kind, index_kind
+from ._time_axis import TimeAxis, describe_kind, index_kind, is_positive_span
 from .calibration import LeadCalibration, population_spread, with_unseen
 from .calibration.held_out import calibrate, calibrate_across_series, held_out_forecasts
 from .training import (
@@ -98,6 +100,43 @@ class SeriesSpec:
     windows_per_series: int
     observation_dropout: float
 
+    def to_state(self) -> dict[str, Any]:
+        """The spec's fields for a model file, the time axis's among them by name.
+
+        Examples
+        --------
+        >>> from levy_sklearn._series_training import SeriesSpec
+        >>> from levy_sklearn._time_axis import TimeAxis
+        >>> spec = SeriesSpec(TimeAxis("numeric", 1.0, 36.0, 12.0, None), None, 13, "last",
+        ...                   256, 512, 0.3)
+        >>> state = spec.to_state()
+        >>> state["unit"], state["lags"]
+        (1.0, 13)
+        >>> SeriesSpec.from_state(state) == spec
+        True
+        """
+        axis = {f.name: getattr(self.axis, f.name) for f in fields(TimeAxis)}
+        return axis | {f.name: getattr(self, f.name) for f in fields(self) if f.name != "axis"}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> SeriesSpec:
+        """The spec of :meth:`to_state`'s fields, checked: a ``ValueError`` names a field
+        that a fit cannot have written.
+
+        Parameters
+        ----------
+        state : dict
+        """
+        axis_names = {f.name for f in fields(TimeAxis)}
+        names = axis_names | {f.name for f in fields(cls)} - {"axis"}
+        if set(state) != names:
+            raise ValueError(f"a series spec holds {sorted(names)}, not {sorted(state)}.")
+        problem = _spec_problem(state)
+        if problem:
+            raise ValueError(f"the series spec's {problem}, which no fit writes.")
+        axis = TimeAxis(**{name: state[name] for name in axis_names})
+        return cls(axis, **{name: state[name] for name in names - axis_names})
+
     @classmethod
     def resolve(
         cls,
@@ -171,6 +210,34 @@ class SeriesSpec:
             self.observation_dropout,
             calibration_fraction,
         )
+
+
+def _spec_problem(state: dict[str, Any]) -> str | None:
+    """The first field of a spec's ``state`` (read from a file) that no fit writes."""
+
+    def count(value: object, low: int) -> bool:
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= low
+
+    def span(value: object) -> bool:
+        return isinstance(value, numbers.Real) and bool(np.isfinite(value)) and value > 0
+
+    checks = {
+        "kind": isinstance(state["kind"], str),
+        "unit": is_positive_span(state["unit"]),
+        "origin": isinstance(state["origin"], numbers.Real) and bool(np.isfinite(state["origin"])),
+        "context_span": span(state["context_span"]),
+        "horizon_span": span(state["horizon_span"]),
+        "seasonal_period": state["seasonal_period"] is None or span(state["seasonal_period"]),
+        "max_targets": state["max_targets"] is None or count(state["max_targets"], 1),
+        "lags": count(state["lags"], 0),
+        "normalization": state["normalization"] in NORMALIZATIONS,
+        "max_tokens": count(state["max_tokens"], 1),
+        "windows_per_series": count(state["windows_per_series"], 1),
+        "observation_dropout": isinstance(state["observation_dropout"], float)
+        and 0 <= state["observation_dropout"] <= 1,
+    }
+    bad = next((name for name, ok in checks.items() if not ok), None)
+    return None if bad is None else f"{bad} is {state[bad]!r}"
 
 
 class Panel(NamedTuple):

@@ -25,7 +25,7 @@ from ._forecast_outputs import ForecastOutputs
 from ._hyperparameters import LevyHyperparameters, NumberInterval, int_at_least, shared_docs
 from ._normalisation import NORMALIZATIONS
 from ._panel import in_key_order, in_order, instances, sktime_ready, warn_unobserved
-from ._series_forecasts import SeriesForecasts, series_forecasts
+from ._series_forecasts import FittedSeries, SeriesForecasts, series_forecasts
 from ._series_training import (
     N_FOLDS,
     Panel,
@@ -40,7 +40,6 @@ from ._series_training import (
     train_network,
     warn_far_from_population,
 )
-from ._time_axis import TimeAxis
 from .calibration import at_least
 from .training import LevyNeuralNet
 
@@ -175,6 +174,10 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ``context_length`` and ``max_horizon`` in time units.
     seasonal_period_ : float or None
         The seasonal period in time units (``"auto"`` resolved).
+    spec_ : SeriesSpec
+        What fit resolved from the hyperparameters and the series, once: the time axis (the
+        attributes above read it), ``max_targets_``, the autoregression's lags and the
+        window hyperparameters.
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
         The population's per-channel standardisation (the pretraining panel's after
         ``pretrain``), for channels with fewer than 10 observations of their own.
@@ -422,27 +425,42 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     # ------------------------------------------------------------------ resolved at fit
 
+    # spec_ holds what fit resolved; the public attributes below read it.
+
     @property
-    def _spec(self) -> SeriesSpec:
-        """The fitted series' spec (see :class:`~levy_sklearn._series_training.SeriesSpec`),
-        from the fitted attributes."""
-        axis = TimeAxis(
-            self.time_kind_,
-            self.time_unit_,
-            self.context_span_,
-            self.horizon_span_,
-            self.seasonal_period_,
-            getattr(self, "time_origin_", 0),  # files saved before it: the Unix epoch
-        )
-        return SeriesSpec(
-            axis,
-            self.max_targets_,
-            self._ar_lags,
-            self.normalization,
-            self.max_tokens,
-            self.windows_per_series,
-            float(self.observation_dropout),
-        )
+    def time_kind_(self) -> str:
+        """The fitted index kind (``spec_.axis.kind``; see the class docstring)."""
+        return self.spec_.axis.kind
+
+    @property
+    def time_unit_(self) -> pd.Timedelta | float:
+        """The fitted time unit (``spec_.axis.unit``)."""
+        return self.spec_.axis.unit
+
+    @property
+    def time_origin_(self) -> int | float:
+        """The fitted time zero (``spec_.axis.origin``)."""
+        return self.spec_.axis.origin
+
+    @property
+    def context_span_(self) -> float:
+        """``context_length`` in time units (``spec_.axis.context_span``)."""
+        return self.spec_.axis.context_span
+
+    @property
+    def horizon_span_(self) -> float:
+        """``max_horizon`` in time units (``spec_.axis.horizon_span``)."""
+        return self.spec_.axis.horizon_span
+
+    @property
+    def seasonal_period_(self) -> float | None:
+        """The seasonal period in time units (``spec_.axis.seasonal_period``)."""
+        return self.spec_.axis.seasonal_period
+
+    @property
+    def max_targets_(self) -> int | None:
+        """``max_targets`` resolved (``spec_.max_targets``)."""
+        return self.spec_.max_targets
 
     def _resolve(self, series: list[tuple]) -> SeriesSpec:
         """The spec of ``series`` (the pretraining unit after ``pretrain``)."""
@@ -563,10 +581,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     def _fit(self, y, X=None, fh=None):
         """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.
 
-        Writes ``net_``, ``time_unit_``, ``time_origin_``, ``time_kind_``, ``context_span_``,
-        ``horizon_span_``, ``seasonal_period_``, ``channel_mean_``, ``channel_scale_``,
-        ``series_mean_``, ``series_scale_``, ``n_channels_``, ``ar_order_``, ``max_targets_``,
-        ``calibration_fraction_``, ``calibration_`` and the context kept for prediction.
+        Writes ``net_``, ``spec_`` (which ``time_unit_``, ``time_origin_``, ``time_kind_``,
+        ``context_span_``, ``horizon_span_``, ``seasonal_period_`` and ``max_targets_``
+        read), ``channel_mean_``, ``channel_scale_``, ``series_mean_``, ``series_scale_``,
+        ``n_channels_``, ``ar_order_``, ``calibration_fraction_``, ``calibration_`` and the
+        context kept for prediction.
         After ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
@@ -579,18 +598,13 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         series = instances(y)
         warn_unobserved(y, "y", pretrained=pretrained is not None)
         self.n_channels_ = y.shape[1]
-        spec = self._resolve(series)
-        self.time_kind_, self.time_unit_ = spec.axis.kind, spec.axis.unit
-        self.time_origin_ = spec.axis.origin
-        self.context_span_, self.horizon_span_ = spec.axis.context_span, spec.axis.horizon_span
-        self.seasonal_period_ = spec.axis.seasonal_period
-        self.max_targets_, self._ar_lags = spec.max_targets, spec.lags
+        self.spec_ = self._resolve(series)
         self._index_names = list(y.index.names)
         self._fit_core(series, pretrained)
         return self
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
-        seed, spec = self._seed(), self._spec
+        seed, spec = self._seed(), self.spec_
         panel = series_panel(spec, series, self._pretrained_scaling())
         self.channel_mean_, self.channel_scale_ = panel.mean, panel.scale
         self.series_mean_, self.series_scale_ = panel.means, panel.scales
@@ -631,7 +645,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         if update_params and self.refit_on_update:
             self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))
         else:
-            self._step = self._spec.axis.common_step([f.index for f in self._series.values()])
+            self._step = self.spec_.axis.common_step([f.index for f in self._series.values()])
         return self
 
     def _update_predict_single(self, y, fh, X=None, update_params=True):
@@ -657,17 +671,18 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _moments(self, fh, diagnostics: dict | None = None) -> SeriesForecasts:
         """Every forecast at ``fh`` in fit's column order, calibrated (``series_forecasts``)."""
-        return series_forecasts(
-            self._spec,
+        fitted = FittedSeries(
             self._series,
-            (self.channel_mean_, self.series_mean_, self.series_scale_),
-            getattr(self, "pretrained_net_", None) is not None,  # anchor at the population
-            self.net_,
-            self.calibration_,
-            (fh, self.cutoff, self._step),
+            self.channel_mean_,
+            self.series_mean_,
+            self.series_scale_,
+            self._step,
             self._index_names,
             list(self._get_columns("predict")),
-            diagnostics,
+            anchored=getattr(self, "pretrained_net_", None) is not None,
+        )
+        return series_forecasts(
+            self.spec_, fitted, self.net_, self.calibration_, fh, self.cutoff, diagnostics
         )
 
     def _predict_proba(self, fh, X=None, marginal=True):

@@ -12,7 +12,8 @@ A model file is a zip archive with fixed members:
     small tagged encoding of numbers, strings, lists, tuples, dicts, ``None``, NumPy arrays,
     pandas indexes, frames, timestamps and time deltas, sktime forecasting horizons and the
     package's own small state classes (:class:`~levy_sklearn.calibration.LeadCalibration`,
-    :class:`~levy_sklearn.conformal.ConformalIntervals`), each from a fixed registry and
+    :class:`~levy_sklearn.conformal.ConformalIntervals`, the forecaster's resolved
+    ``SeriesSpec``), each from a fixed registry and
     written and read only through its ``to_state`` and ``from_state``.
 ``arrays/<n>.npy``
     The NumPy arrays the state refers to, read with ``allow_pickle=False``.
@@ -57,7 +58,7 @@ __all__ = ["FORMAT_VERSION", "load", "load_from_path", "save"]
 
 #: Version of the file format written by :func:`save`. :func:`load` reads every version up
 #: to this one (older ones through a migration) and refuses newer ones.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _FORMAT = "levy-sklearn model"
 _MANIFEST = "manifest.json"
 _STATE = "state.json"
@@ -90,10 +91,47 @@ _DEPENDENCIES = (
     "sktime",
     "safetensors",
 )
+# A fitted forecaster's series spec (spec_, format 3) held as attributes and hyperparameters
+# by formats 1 and 2: the spec's field of each.
+_SPEC_ATTRIBUTES = {
+    "time_kind_": "kind",
+    "time_unit_": "unit",
+    "time_origin_": "origin",
+    "context_span_": "context_span",
+    "horizon_span_": "horizon_span",
+    "seasonal_period_": "seasonal_period",
+    "max_targets_": "max_targets",
+    "_ar_lags": "lags",
+}
+_SPEC_PARAMS = ("normalization", "max_tokens", "windows_per_series", "observation_dropout")
+
+
+def _spec_whole(state: Any) -> Any:
+    """Format 2's state as format 3's: a fitted forecaster's eight attributes of its series
+    spec and the four hyperparameters it read at predict, as the one ``spec_``."""
+    attributes = state.get("attributes") if isinstance(state, dict) else None
+    if not isinstance(attributes, dict) or "time_unit_" not in attributes:
+        return state  # a regressor, or a forecaster not fitted
+    fields = {
+        field: attributes.pop(name)
+        for name, field in _SPEC_ATTRIBUTES.items()
+        if name in attributes
+    }
+    fields.setdefault("origin", 0)  # files saved before it measured times from the epoch
+    params = state.get("params")
+    if isinstance(params, dict):
+        fields |= {name: params[name] for name in _SPEC_PARAMS if name in params}
+    # The spec held a float: a whole observation_dropout reads back as the float it was.
+    if isinstance(fields.get("observation_dropout"), int):
+        fields["observation_dropout"] = float(fields["observation_dropout"])
+    attributes["spec_"] = {"$state": ["SeriesSpec", "spec_", fields]}
+    return state
+
+
 # Migrations from older format versions: {version: function turning that version's state
-# into the next version's}. Format 2 added the _metadata member of forecaster files; the
-# state is version 1's.
-_MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: lambda state: state}
+# into the next version's}. Format 2 added the _metadata member of forecaster files (the
+# state is version 1's); format 3 holds a fitted forecaster's series spec whole.
+_MIGRATIONS: dict[int, Callable[[dict], dict]] = {1: lambda state: state, 2: _spec_whole}
 
 
 def _estimator_classes() -> dict[str, type]:
@@ -158,10 +196,15 @@ def _enums() -> dict[str, type[enum.Enum]]:
 def _state_classes() -> dict[str, type]:
     """Small state classes of the package, each saved through its ``to_state`` and read
     through its ``from_state`` (which checks what it reads), by fixed key."""
+    from ._series_training import SeriesSpec
     from .calibration import LeadCalibration
     from .conformal import ConformalIntervals
 
-    return {"LeadCalibration": LeadCalibration, "ConformalIntervals": ConformalIntervals}
+    return {
+        "LeadCalibration": LeadCalibration,
+        "ConformalIntervals": ConformalIntervals,
+        "SeriesSpec": SeriesSpec,
+    }
 
 
 # Attributes of a skorch net that ``initialize()`` rebuilds from its hyperparameters.
@@ -1136,6 +1179,7 @@ def _check_class_reference(key: str, version: int, data: bytes | None) -> None:
 def _families() -> dict[str, tuple[type, ...]]:
     """The types of each family of fitted attributes an estimator declares in
     ``_saved_attributes`` (``floats`` and ``scales`` are also checked for their values)."""
+    from ._series_training import SeriesSpec
     from .calibration import LeadCalibration
     from .conformal import ConformalIntervals
     from .training import LevyNeuralNet
@@ -1143,6 +1187,7 @@ def _families() -> dict[str, tuple[type, ...]]:
     anything = (object,)
     return {
         "net": (LevyNeuralNet,),
+        "spec": (SeriesSpec,),
         "calibration": (LeadCalibration,),
         "conformal": (ConformalIntervals,),
         "floats": (np.ndarray,),
@@ -1253,7 +1298,10 @@ def _check_shapes(attributes: dict, expected: dict[str, tuple | int]) -> None:
 
 def _check_forecaster_state(attributes: dict) -> None:
     """A forecaster's standardisation, calibration and time unit (and the pretrained ones)
-    as a fit writes them, for the network's number of channels."""
+    as a fit writes them, for the network's number of channels (the fitted time unit is
+    checked by :meth:`~levy_sklearn._series_training.SeriesSpec.from_state`)."""
+    from ._time_axis import is_positive_span
+
     for prefix in ("", "pretrained_"):
         net = attributes.get(f"{prefix}net_")
         if net is None:
@@ -1272,7 +1320,7 @@ def _check_forecaster_state(attributes: dict) -> None:
             except ValueError as error:
                 raise _refuse(f"{prefix}calibration_: {error}", _TAMPERED) from None
         unit = attributes.get(f"{prefix}time_unit_")
-        if unit is not None and not _positive_span(unit):
+        if unit is not None and not is_positive_span(unit):
             raise _refuse(f"{prefix}time_unit_ is {unit!r}, not a positive span.", _TAMPERED)
 
 
@@ -1297,14 +1345,6 @@ def _architecture_mismatch(params: dict, attributes: dict) -> str | None:
             if value != "auto" and value != built:
                 return f"{name}={value!r}, but {attr} was built with {name}={built!r}."
     return None
-
-
-def _positive_span(unit: object) -> bool:
-    """Whether a time unit is a positive ``Timedelta`` or number (not NaT, NaN or text)."""
-    try:
-        return bool(unit > (pd.Timedelta(0) if isinstance(unit, pd.Timedelta) else 0))
-    except TypeError:
-        return False
 
 
 def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> Any:
