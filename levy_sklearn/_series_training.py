@@ -185,14 +185,15 @@ def series_panel(
     spec: SeriesSpec,
     series: list[tuple[Hashable, pd.DataFrame]],
     population: tuple[np.ndarray, np.ndarray] | None = None,
+    alike: bool = True,
 ) -> Panel:
     """``series`` standardised for training: each series by its own per-channel mean and
-    scale, the ``population``'s ``(mean, scale)`` where it has too little data (see
-    :func:`~levy_sklearn.validation.own_scaling`); ``None``: the population is every series
-    given."""
+    scale, the ``population``'s ``(mean, scale)`` where it has too little data and is
+    ``alike`` (a pretraining population, see :func:`~levy_sklearn.validation.own_scaling`);
+    ``None``: the population is every series given."""
     raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
     mean, scale = target_scaling(np.concatenate(raw)) if population is None else population
-    rows = [own_scaling(v, mean, scale) for v in raw]
+    rows = [own_scaling(v, mean, scale, alike) for v in raw]
     means = np.array([m for m, _ in rows]).reshape(len(rows), -1)
     scales = np.array([s for _, s in rows]).reshape(len(rows), -1)
     times, values = standardised(spec.axis, series, means, scales)
@@ -260,12 +261,13 @@ def extend_series(
     y: pd.DataFrame,
     own: tuple[np.ndarray, np.ndarray],
     population: tuple[np.ndarray, np.ndarray],
+    alike: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Add the observations of update's ``y`` (see :func:`check_update`; its columns matched
     by name) to ``series`` (in place; a repeated time point takes the new value) and return
     the series' per-channel means and scales ``own`` with a row for every series first seen
     here, standardised by its own history (the ``population``'s ``(mean, scale)`` where it
-    has too little data)."""
+    has too little data and is ``alike``, see :func:`series_panel`)."""
     means, scales = own
     y = in_order(y, list(next(iter(series.values())).columns), "update's y")
     for key, frame in instances(y):
@@ -274,7 +276,7 @@ def extend_series(
             frame = pd.concat([old, frame])
             frame = frame[~frame.index.duplicated(keep="last")].sort_index()
         else:
-            mean, scale = own_scaling(frame.to_numpy(dtype=np.float64), *population)
+            mean, scale = own_scaling(frame.to_numpy(dtype=np.float64), *population, alike)
             means, scales = np.vstack([means, mean]), np.vstack([scales, scale])
         series[key] = frame
     return means, scales

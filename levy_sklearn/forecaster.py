@@ -127,9 +127,12 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         The seasonal period in time units.
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
         The population's per-channel standardisation (the pretraining panel's after
-        ``pretrain``), for channels with fewer than 10 observations of their own.
+        ``pretrain``), for channels a series never shows and, after ``pretrain``, for
+        channels with fewer than 10 observations (or no spread) of their own.
     series_mean_, series_scale_ : ndarray of shape (n_series, n_channels)
-        Each series' own standardisation (rows in the order first seen).
+        Each series' own standardisation (rows in the order first seen): without
+        ``pretrain``, as if the series were fitted alone (a flat channel: its level,
+        capped at 1).
     n_channels_ : int
         Number of columns of ``y``.
     ar_order_ : int
@@ -328,7 +331,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         series = in_key_order(instances(y))
         warn_unobserved(y, "the pretraining panel")
         spec = self._resolve([frame.index for _, frame in series])
-        return series_panel(spec, series, self._pretrained_scaling())
+        return series_panel(spec, series, self._pretrained_scaling(), alike=True)
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on the series of the panel ``y`` and calibrate σ on
@@ -431,7 +434,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
         seed, spec = self._seed(), self._spec
-        panel = series_panel(spec, series, self._pretrained_scaling())
+        # Series fitted after pretrain are the pretraining population's kind; a panel
+        # fitted from scratch may mix units, and each series keeps its own.
+        panel = series_panel(spec, series, self._pretrained_scaling(), pretrained is not None)
         self.channel_mean_, self.channel_scale_ = panel.mean, panel.scale
         self.series_mean_, self.series_scale_ = panel.means, panel.scales
         self.calibration_fraction_ = calibration_share(
@@ -467,6 +472,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             y,
             (self.series_mean_, self.series_scale_),
             (self.channel_mean_, self.channel_scale_),
+            getattr(self, "pretrained_net_", None) is not None,
         )
         if update_params and self.refit_on_update:
             self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))

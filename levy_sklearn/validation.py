@@ -13,8 +13,8 @@ __all__: list[str] = []
 # Largest target magnitude accepted (see check_magnitude).
 _MAX_MAGNITUDE = 1e150
 # A channel of a series is standardised by its own spread from this many observations on,
-# by the population's below (see own_scaling): the standard deviation of n draws is off by
-# about 1/sqrt(2n), a fifth at 10.
+# by its population's below where that population is alike (see own_scaling): the standard
+# deviation of n draws is off by about 1/sqrt(2n), a fifth at 10.
 MIN_OWN_SCALE = 10
 
 
@@ -118,18 +118,34 @@ def _has_spread(values: np.ndarray) -> np.ndarray:
 
 
 def own_scaling(
-    values: np.ndarray, population_mean: np.ndarray, population_scale: np.ndarray
+    values: np.ndarray,
+    population_mean: np.ndarray,
+    population_scale: np.ndarray,
+    alike: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A series' per-channel mean and scale, the population's where it has too little data.
+    """A series' per-channel mean and scale: its own, the population's only where that is a
+    prior the series shares.
 
     Each series is standardised by its own mean and spread, so a panel that mixes levels and
     spreads (a series near 1,000 beside one near 1.0) is forecast in each series' own units:
     one panel-wide scale would make a small series' windows look flat against the window
-    scale's floor and hide its errors from the loss. A spread read off a few observations is
-    noise, and σ would follow it (two observations of a new subject one small step apart
-    gave a third of the σ of one observation), so a channel with fewer than
-    ``MIN_OWN_SCALE`` observations (or no spread) takes the population's scale, and a
-    channel never observed its mean.
+    scale's floor and hide its errors from the loss. Where a channel has too little data for
+    a spread of its own, what stands in for it depends on what the population is:
+
+    - ``alike=True`` (a pretraining panel and the subjects fitted after it, drawn alike by
+      ``pretrain``'s contract): a spread read off a few observations is noise, and σ would
+      follow it (two observations of a new subject one small step apart gave a third of the
+      σ of one observation), so a channel with fewer than ``MIN_OWN_SCALE`` observations (or
+      no spread) takes the population's scale.
+    - ``alike=False`` (a panel given to ``fit``, which may mix units: a stuck sensor at 7
+      beside one near 1e6): the population's scale is in other series' units and would put
+      the channel's σ in them, so every observed channel is scaled as it would be alone
+      (:func:`target_scaling` of its own values): its own spread wherever it has any, else
+      its own magnitude, capped at 1 (1 at zero). Nothing of another series then enters its
+      tokens.
+
+    A channel never observed takes the population's mean and scale either way: there is
+    nothing of its own.
 
     Parameters
     ----------
@@ -137,6 +153,8 @@ def own_scaling(
         The series' values; ``NaN`` marks an unobserved cell.
     population_mean, population_scale : ndarray of shape (n_channels,)
         The population's standardisation (see :func:`column_scaling`).
+    alike : bool, default=True
+        Whether the population's scale is a prior for this series (see above).
 
     Returns
     -------
@@ -149,12 +167,15 @@ def own_scaling(
     >>> few = np.array([[1.0, 5.0], [2.0, np.nan]])  # 2 and 1 observations: too few
     >>> own_scaling(few, np.zeros(2), np.full(2, 10.0))
     (array([1.5, 5. ]), array([10., 10.]))
+    >>> own_scaling(few, np.zeros(2), np.full(2, 10.0), alike=False)  # as alone
+    (array([1.5, 5. ]), array([0.5, 1. ]))
     """
-    mean, scale = column_scaling(values)
+    mean, scale = target_scaling(values)
     n_observed = np.isfinite(values).sum(axis=0)
+    own = (n_observed >= MIN_OWN_SCALE) & _has_spread(values) if alike else n_observed > 0
     return (
         np.where(n_observed > 0, mean, population_mean),
-        np.where((n_observed >= MIN_OWN_SCALE) & _has_spread(values), scale, population_scale),
+        np.where(own, scale, population_scale),
     )
 
 
