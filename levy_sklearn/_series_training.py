@@ -27,7 +27,7 @@ from .uncertainty import (
     held_out_forecasts,
     population_spread,
 )
-from .validation import MIN_OWN_SCALE, own_scaling, target_scaling
+from .validation import own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
 
 if TYPE_CHECKING:  # annotations only: the forecaster imports this module
@@ -59,8 +59,9 @@ _SEASONAL_LAGS_LR = 5.0
 # window chosen on a held-out vitals draw (benchmarks/results/pretrain_budget_notes.md, run 4;
 # all, 32, 16 and 8 were tried).
 _AUTO_MAX_TARGETS = 16
-# A series fitted after pretrain whose mean lies this many of the pretraining panel's pooled
-# standard deviations from its mean (beyond 99.7 % of a Normal's values) gets a warning.
+# A series fitted after pretrain whose mean of a channel lies this many of the pretraining
+# panel's pooled standard deviations from its mean (beyond 99.7 % of a Normal's values) gets
+# a warning naming the channel.
 _FAR_FROM_POPULATION = 3.0
 
 
@@ -202,18 +203,29 @@ def series_panel(
 
 
 def warn_far_from_population(panel: Panel, columns: list) -> None:
-    """Warn when a series fitted after ``pretrain`` sits far outside the pretraining panel
-    (its mean more than ``_FAR_FROM_POPULATION`` pooled standard deviations from the
-    panel's, judged on channels with as many observations as give a series its own scale):
-    zero-shot forecasts are pulled towards that panel's level where this forecast held-out
-    subjects better, which holds for subjects drawn like them only."""
+    """Warn when a series fitted after ``pretrain`` sits far outside the pretraining panel,
+    naming every channel whose mean lies more than ``_FAR_FROM_POPULATION`` of the panel's
+    pooled standard deviations from the panel's: zero-shot forecasts are pulled towards that
+    panel's level where this forecast held-out subjects better, which holds for subjects
+    drawn like them only.
+
+    Every observed channel is judged, however few its observations: for a subject drawn
+    like the panel's, the mean of its ``n`` observations of a channel spreads about the
+    panel's mean by ``√(between² + within²/n)``, never more than the pooled standard
+    deviation ``√(between² + within²)``: whatever the count, such a subject is flagged at
+    most as often as a single observation beyond three standard deviations (0.3 % of a
+    Normal's), and a single observation is judged exactly."""
     counts = np.array([np.isfinite(v).sum(axis=0) for v in panel.values])
-    z = np.where(counts >= MIN_OWN_SCALE, np.abs(panel.means - panel.mean) / panel.scale, 0.0)
-    if z.max(initial=0.0) > _FAR_FROM_POPULATION:
-        channel = columns[int(np.argmax(z.max(axis=0)))]
+    z = np.where(counts > 0, np.abs(panel.means - panel.mean) / panel.scale, 0.0)
+    far = [
+        (columns[ch], z[i, ch], counts[i, ch])
+        for i, ch in zip(*np.nonzero(z > _FAR_FROM_POPULATION), strict=True)
+    ]
+    if far:
+        named = ", ".join(f"{c!r} by {d:.1f} (from {n} observations)" for c, d, n in far[:5])
         warnings.warn(
-            f"y's level in {channel!r} is {z.max():.1f} standard deviations of the "
-            "pretraining panel from its mean: zero-shot forecasts assume a series drawn like "
+            f"y's level lies far from the pretraining panel's, in standard deviations of the "
+            f"pretraining panel: {named}. Zero-shot forecasts assume a series drawn like "
             "the pretraining ones (they are pulled towards its level, and their intervals "
             "are calibrated on its subjects). Pretrain on series like y, or fit y without "
             "pretrain.",
