@@ -127,12 +127,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         The seasonal period in time units.
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
         The population's per-channel standardisation (the pretraining panel's after
-        ``pretrain``), for channels a series never shows and, after ``pretrain``, for
-        channels with fewer than 10 observations (or no spread) of their own.
+        ``pretrain``, then also for channels with under 10 observations of their own).
     series_mean_, series_scale_ : ndarray of shape (n_series, n_channels)
-        Each series' own standardisation (rows in the order first seen): without
-        ``pretrain``, as if the series were fitted alone (a flat channel: its level,
-        capped at 1).
+        Each series' own standardisation (rows in the order first seen).
     n_channels_ : int
         Number of columns of ``y``.
     ar_order_ : int
@@ -434,8 +431,6 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
         seed, spec = self._seed(), self._spec
-        # Series fitted after pretrain are the pretraining population's kind; a panel
-        # fitted from scratch may mix units, and each series keeps its own.
         panel = series_panel(spec, series, self._pretrained_scaling(), pretrained is not None)
         self.channel_mean_, self.channel_scale_ = panel.mean, panel.scale
         self.series_mean_, self.series_scale_ = panel.means, panel.scales
@@ -462,10 +457,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _update(self, y, X=None, update_params=True):
         """Extend every series' context with the new observations (no retraining); with
-        ``refit_on_update=True`` and ``update_params=True``, retrain on everything seen so
-        far (a pretrained network is kept and only recalibrated). Writes the context kept
-        for prediction (and a new series' row of ``series_mean_`` and ``series_scale_``),
-        or what ``fit`` writes when it retrains."""
+        ``refit_on_update=True`` and ``update_params=True``, retrain on everything seen so far (a
+        pretrained network is kept, only recalibrated). Writes the context kept for prediction (a
+        new series' row of ``series_mean_``, ``series_scale_``), or what ``fit`` writes."""
         self._feature_names = self._y_metadata["feature_names"]
         self.series_mean_, self.series_scale_ = extend_series(
             self._series,

@@ -103,8 +103,13 @@ def target_scaling(
     (array([1.e-06, 5.e+00, 2.e+00]), array([1.e-06, 1.e+00, 1.e+00]))
     """
     mean, scale = column_scaling(values, weights)
-    constant = ~_has_spread(values) & (mean != 0)
-    return mean, np.where(constant, np.minimum(scale, np.abs(mean)), scale)
+    return mean, np.where(_has_spread(values), scale, _flat_scale(mean))
+
+
+def _flat_scale(mean: np.ndarray) -> np.ndarray:
+    """The scale of a column without spread at ``mean``: its magnitude, capped at 1 (1 at
+    zero; see :func:`target_scaling`)."""
+    return np.where(mean != 0, np.minimum(1.0, np.abs(mean)), 1.0)
 
 
 def _has_spread(values: np.ndarray) -> np.ndarray:
@@ -139,9 +144,11 @@ def own_scaling(
       no spread) takes the population's scale.
     - ``alike=False`` (a panel given to ``fit``, which may mix units: a stuck sensor at 7
       beside one near 1e6): the population's scale is in other series' units and would put
-      the channel's σ in them, so every observed channel is scaled as it would be alone
-      (:func:`target_scaling` of its own values): its own spread wherever it has any, else
-      its own magnitude, capped at 1 (1 at zero). Nothing of another series then enters its
+      the channel's σ in them, so every observed channel is scaled by its own values alone:
+      its spread wherever it has any, else its magnitude, capped at 1 (1 at zero; see
+      :func:`target_scaling`). With fewer than ``MIN_OWN_SCALE`` observations the spread
+      counts only above that magnitude, so a few observations one small step apart never
+      get a smaller scale than one of them alone. Nothing of another series enters its
       tokens.
 
     A channel never observed takes the population's mean and scale either way: there is
@@ -167,12 +174,19 @@ def own_scaling(
     >>> few = np.array([[1.0, 5.0], [2.0, np.nan]])  # 2 and 1 observations: too few
     >>> own_scaling(few, np.zeros(2), np.full(2, 10.0))
     (array([1.5, 5. ]), array([10., 10.]))
-    >>> own_scaling(few, np.zeros(2), np.full(2, 10.0), alike=False)  # as alone
-    (array([1.5, 5. ]), array([0.5, 1. ]))
+    >>> own_scaling(few * 10, np.zeros(2), np.full(2, 10.0), alike=False)  # its own
+    (array([15., 50.]), array([5., 1.]))
+    >>> own_scaling(few, np.zeros(2), np.full(2, 10.0), alike=False)  # spread 0.5 < 1
+    (array([1.5, 5. ]), array([1., 1.]))
     """
     mean, scale = target_scaling(values)
     n_observed = np.isfinite(values).sum(axis=0)
-    own = (n_observed >= MIN_OWN_SCALE) & _has_spread(values) if alike else n_observed > 0
+    if alike:
+        own = (n_observed >= MIN_OWN_SCALE) & _has_spread(values)
+    else:
+        own = n_observed > 0
+        few = n_observed < MIN_OWN_SCALE
+        scale = np.where(few, np.maximum(scale, _flat_scale(mean)), scale)
     return (
         np.where(n_observed > 0, mean, population_mean),
         np.where(own, scale, population_scale),
