@@ -325,7 +325,7 @@ def _on_device(state, device):
     def walk(node):
         if isinstance(node, dict):
             if "$net" in node:
-                node["$net"]["params"]["device"] = device
+                node["$net"]["training"]["device"] = device
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -634,7 +634,7 @@ REFUSALS = {
         "unknown type tag",
     ),
     "unknown symbol": (
-        lambda d: _edit_state(d, _set([*NET, "params", "optimizer"], {"$symbol": "os.system"})),
+        lambda d: _edit_state(d, _set([*NET, "training", "loss"], {"$symbol": "os.system"})),
         "unknown class or function",
     ),
     "hyperparameter of the wrong type": (
@@ -674,11 +674,11 @@ REFUSALS = {
         "n_layers=1, but net_ was built with n_layers=0",
     ),
     "network shape differs": (
-        lambda d: _edit_state(d, _set([*NET, "params", "module__d_model"], 16)),
+        lambda d: _edit_state(d, _set([*NET, "network", "d_model"], 16)),
         "network rebuilt",
     ),
     "net attribute replaces its module": (
-        lambda d: _edit_state(d, _set([*NET, "attributes", "module_"], 1)),
+        lambda d: _edit_state(d, _set([*NET, "module_"], 1)),
         "is rebuilt, not read",
     ),
     "deeply nested JSON": (

@@ -1,0 +1,263 @@
+"""The model file's zip archive: its fixed members, manifest, format versions and migrations."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import platform
+import re
+import tempfile
+import zipfile
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+from .checks import TAMPERED, refuse
+from .codec import PICKLE_PROTOCOL
+
+#: Version of the file format written by ``save``; ``load`` reads every version up to this
+#: one (older ones through :data:`MIGRATIONS`) and refuses newer ones.
+FORMAT_VERSION = 3
+FORMAT = "levy-sklearn model"
+MANIFEST, STATE, WEIGHTS = "manifest.json", "state.json", "weights.safetensors"
+# sktime.base.load(path) runs pickle.loads on this member and calls load_from_path of the
+# class it names: a class reference by module and name (protocol 0's GLOBAL, then STOP).
+SKTIME_METADATA = "_metadata"
+CLASS_REFERENCES = {"LevyForecaster": b"clevy_sklearn.forecaster\nLevyForecaster\n."}
+_ARRAY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
+_DATE_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's: one model saved twice, the same bytes
+# Versions recorded in the manifest (informative: loading does not depend on them).
+_DEPENDENCIES = ("numpy", "pandas", "torch", "scikit-learn", "skorch", "sktime", "safetensors")
+
+
+def estimator_classes() -> dict[str, type]:
+    # Imported here: importing this module must not import sktime (see levy_sklearn/__init__).
+    from ..forecaster import LevyForecaster
+    from ..regressor import LevyAttentionRegressor
+
+    return {"LevyAttentionRegressor": LevyAttentionRegressor, "LevyForecaster": LevyForecaster}
+
+
+def _calibration_folds_default(key: str, state: dict) -> dict:
+    """Format 1 predates ``calibration_folds``: its forecasters load with the default (it
+    changes how a later pretrain trains)."""
+    if key == "LevyForecaster" and isinstance(state.get("params"), dict):
+        default = estimator_classes()[key].get_param_defaults()["calibration_folds"]
+        state["params"].setdefault("calibration_folds", default)
+    return state
+
+
+def _net_specs(key: str, state: dict) -> dict:
+    """Formats 1 and 2 wrote a net's skorch parameters; format 3 the specs it is built from
+    (``make_levy_net``'s inverse on the parameters it set), its history and variance scale."""
+    attributes = state.get("attributes") if isinstance(state, dict) else None
+    for name, raw in (attributes or {}).items():
+        if isinstance(raw, dict) and isinstance(raw.get("$net"), dict):
+            try:
+                attributes[name] = {"$net": _specs_of(raw["$net"])}
+            except (KeyError, TypeError, IndexError, ValueError, AttributeError) as err:
+                raise refuse(f"the format-2 net record of {name} is malformed ({err!r}).") from err
+    return state
+
+
+def _specs_of(record: dict) -> dict:
+    params, attributes = record["params"], record["attributes"]
+    split = params["train_split"] and params["train_split"]["$object"][1]
+    callbacks = dict(entry["$tuple"] for entry in params["callbacks"])
+    stopping = callbacks.get("early_stopping")
+    groups = dict(group["$tuple"] for group in params["optimizer__param_groups"])
+    rate = params["module__rate"]
+    training = {
+        "loss": params["criterion__loss"],
+        "lr": params["lr"],
+        "weight_decay": params["optimizer__weight_decay"],
+        "epochs": params["max_epochs"],
+        "batch_size": params["batch_size"],
+        "validation_fraction": split["cv"] if split else 0.0,
+        "patience": stopping["$object"][1]["patience"] if stopping else None,
+        "device": params["device"],
+        "seed": split["random_state"] if split else None,
+        "verbose": params["verbose"],
+        "recipe": "rows" if isinstance(rate, list) else "windows",
+        "lags_lr": groups["lags.*"]["lr"] / params["lr"] if "lags.*" in groups else 1.0,
+    }
+    network = {
+        k[8:]: v for k, v in params.items() if k.startswith("module__") and k != "module__rate"
+    }
+    return {
+        "ref": record["ref"],
+        "network": network,
+        "training": training,
+        "dtype": record["dtype"],
+        "tensors": record["tensors"],
+        "optimizer": record["optimizer"],
+        "history": attributes["history_"]["$history"],
+        "variance_scale": attributes.get("variance_scale_", 1.0),
+    }
+
+
+#: {version: function turning that version's state (of the estimator named) into the next
+#: version's}. Format 2 added the _metadata member of forecaster files, format 3 wrote nets
+#: as their specs.
+MIGRATIONS: dict[int, Callable[[str, dict], dict]] = {1: _calibration_folds_default, 2: _net_specs}
+
+
+def versions() -> dict[str, str]:
+    from .. import __version__
+
+    found = {"python": platform.python_version(), "levy-sklearn": __version__}
+    for name in _DEPENDENCIES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "unknown"
+    return found
+
+
+def json_bytes(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+def write(members: list[tuple[str, bytes]], path: str | os.PathLike | IO[bytes]) -> None:
+    """The archive of ``members`` (stored, fixed dates) to ``path``, a path atomically."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=_DATE_TIME)
+            info.compress_type = zipfile.ZIP_STORED  # weights barely compress; storing is fastest
+            info.create_system = 3  # the same bytes on every platform
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data)
+    if hasattr(path, "write"):
+        path.write(buffer.getvalue())
+        return
+    path = Path(path)
+    # Checked here: the atomic write's errors would name its temporary file instead.
+    if path.is_dir():
+        raise IsADirectoryError(
+            f"{str(path)!r} is a folder; pass a file path, e.g. {str(path / 'model.levy.zip')!r}."
+        )
+    if not path.parent.is_dir():
+        raise FileNotFoundError(
+            f"The folder {str(path.parent)!r} does not exist; create it first, e.g. "
+            "Path(path).parent.mkdir(parents=True)."
+        )
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(buffer.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def strict_json(data: bytes, member: str) -> Any:
+    if data.startswith(PICKLE_PROTOCOL):
+        raise refuse(
+            f"{member} is a pickle payload, which could run code when loaded.",
+            "levy-sklearn files hold JSON there; load pickles only from sources you trust.",
+        )
+
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+        if len({k for k, _ in pairs}) != len(pairs):
+            raise refuse(f"{member} has duplicate keys.")
+        return dict(pairs)
+
+    def no_constant(name: str) -> None:
+        raise refuse(f"{member} holds {name}, which is not JSON.")
+
+    try:
+        return json.loads(
+            data.decode("utf-8"), object_pairs_hook=no_duplicates, parse_constant=no_constant
+        )
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise refuse(f"{member} is not valid JSON ({err}).", "The file is corrupted.") from err
+    except RecursionError as err:
+        raise refuse(f"{member} is nested too deeply to be a model's state.") from err
+
+
+def read(path: str | os.PathLike | IO[bytes]) -> tuple[type, int, dict[str, bytes]]:
+    """The estimator class, format version and members of a model file, each checked: names
+    and CRCs, the manifest, sktime's class reference; the arrays are ``arrays/<n>.npy``."""
+    # A missing or unreadable file raises its OSError (FileNotFoundError, PermissionError),
+    # as open(), pickle and joblib do: a script's ``except FileNotFoundError`` must see it.
+    data = path.read() if hasattr(path, "read") else Path(path).read_bytes()
+    if data.startswith(PICKLE_PROTOCOL):
+        raise refuse(
+            "it is a pickle, not a levy-sklearn model file (loading a pickle can run code).",
+            "Load it with pickle or joblib only if you trust its source.",
+        )
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = _members(archive)
+    except zipfile.BadZipFile as err:
+        raise refuse(
+            f"it is not a complete zip archive ({err}): truncated, corrupted, or not a "
+            "levy-sklearn model file.",
+            "Copy the file again, or save the model again with levy_sklearn.serialization.save.",
+        ) from err
+    except (EOFError, OSError, RuntimeError, NotImplementedError) as err:
+        raise refuse(f"the archive cannot be read ({err}): truncated or corrupted.") from err
+    key, version = _manifest(strict_json(members[MANIFEST], MANIFEST))
+    expected = CLASS_REFERENCES.get(key) if version >= 2 else None
+    reference = members.get(SKTIME_METADATA)
+    if reference != expected and expected is None:
+        raise refuse(f"{SKTIME_METADATA} belongs in forecaster files of format 2 or later.")
+    if reference != expected and reference is None:
+        raise refuse(f"the archive lacks {[SKTIME_METADATA]}.", "The file is incomplete.")
+    if reference != expected:  # compared as bytes, never unpickled
+        raise refuse(
+            f"{SKTIME_METADATA} is not the reference to {key} that save writes (a pickle "
+            "there could run code when sktime.base.load reads the file).",
+            TAMPERED,
+        )
+    return estimator_classes()[key], version, members
+
+
+def _members(archive: zipfile.ZipFile) -> dict[str, bytes]:
+    infos = archive.infolist()
+    names = [info.filename for info in infos]
+    if len(set(names)) != len(names):
+        raise refuse("the archive has duplicate member names.")
+    fixed = (MANIFEST, STATE, WEIGHTS, SKTIME_METADATA)
+    unexpected = [n for n in names if n not in fixed and not _ARRAY.fullmatch(n)]
+    if unexpected:
+        raise refuse(
+            f"unexpected members {unexpected[:5]} in the archive.",
+            f"A model file holds only {MANIFEST}, {STATE}, {WEIGHTS}, arrays/<n>.npy and "
+            f"(a forecaster's) {SKTIME_METADATA}.",
+        )
+    missing = [n for n in (MANIFEST, STATE, WEIGHTS) if n not in names]
+    if missing:
+        raise refuse(f"the archive lacks {missing}.", "The file is incomplete.")
+    for info in infos:
+        if info.flag_bits & 0x1:
+            raise refuse(f"{info.filename} is encrypted.")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise refuse(f"{info.filename} uses an unsupported compression.")
+    return {info.filename: archive.read(info) for info in infos}
+
+
+def _manifest(manifest: Any) -> tuple[str, int]:
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise refuse(f"{MANIFEST} does not describe a levy-sklearn model file.")
+    version = manifest.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise refuse(f"format_version {version!r} is not a positive integer.")
+    if version > FORMAT_VERSION:
+        written = manifest.get("written_by", {}).get("levy-sklearn", "a newer version")
+        raise refuse(
+            f"it has format version {version}, newer than the {FORMAT_VERSION} this "
+            "levy-sklearn reads.",
+            f"It was written by levy-sklearn {written}: upgrade levy-sklearn to load it.",
+        )
+    key = manifest.get("estimator")
+    if key not in estimator_classes():
+        raise refuse(
+            f"unknown estimator class {key!r}.",
+            f"A model file holds one of {sorted(estimator_classes())}.",
+        )
+    return key, version
