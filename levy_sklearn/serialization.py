@@ -1,39 +1,31 @@
 """Save and load fitted estimators as plain data: no pickle, no code from the file.
 
-A model file is a zip archive with fixed members:
+A model file is a zip archive with fixed members (see the FAQ):
 
 ``manifest.json``
-    The file format and its version (:data:`FORMAT_VERSION`), the estimator class by name
-    from a fixed list (``"LevyAttentionRegressor"``, ``"LevyForecaster"``) and the versions of
-    levy-sklearn and its dependencies that wrote it.
+    The format and its version (:data:`FORMAT_VERSION`), the estimator class by name from a
+    fixed list, and the versions of levy-sklearn and its dependencies that wrote it.
 ``state.json``
-    Every hyperparameter and every fitted attribute the estimator declares with its type
-    family in ``_saved_attributes`` (an undeclared one is refused), as typed JSON, each
-    family by its own writer and reader: a skorch net as the specs it was built from
+    Every hyperparameter, and every fitted attribute the estimator declares with its type
+    family in ``_saved_attributes``, as typed JSON: a skorch net as the specs
     (:class:`~levy_sklearn.training.NetworkSpec`, :class:`~levy_sklearn.training.TrainingSpec`)
-    and its training history; the package's state classes
-    (:class:`~levy_sklearn.calibration.LeadCalibration`,
-    :class:`~levy_sklearn.conformal.ConformalIntervals`) through their ``to_state`` and
-    ``from_state``; other values as JSON or one of a fixed table of tagged types (NumPy
-    arrays, pandas indexes, frames, timestamps and time deltas, sktime forecasting horizons).
+    it was built from and its history; a state class (the lead calibration, the conformal
+    intervals) through its ``to_state`` and ``from_state``; any other value as JSON or one
+    of a fixed table of tagged types (arrays, pandas indexes and frames, time stamps and
+    spans, sktime's forecasting horizon).
 ``arrays/<n>.npy``
-    The NumPy arrays the state refers to, read with ``allow_pickle=False``.
+    The arrays the state refers to, read with ``allow_pickle=False``.
 ``weights.safetensors``
-    The state dict of every net's module and loss, in the safetensors format (tensors and a
-    JSON header, no code path). Each net is rebuilt from its specs by
-    :func:`~levy_sklearn.training.make_levy_net` and gets these weights, checked name by
-    name for shape, dtype and finiteness.
+    Every net's weights. Each net is rebuilt from its specs by
+    :func:`~levy_sklearn.training.make_levy_net` and takes them only if every tensor has
+    the name, shape and dtype it expects, and finite values.
 ``_metadata`` (forecaster files only)
-    The fixed text ``clevy_sklearn.forecaster\nLevyForecaster\n.``: sktime's
-    ``sktime.base.load`` unpickles this member to learn the class whose ``load_from_path``
-    reads the file, so it must be a pickle; it is the smallest one, a reference to the class
-    (the ``GLOBAL`` and ``STOP`` opcodes: no data, no call). :func:`load` compares it with
-    these bytes and never unpickles it.
+    The fixed bytes ``clevy_sklearn.forecaster\nLevyForecaster\n.``, which
+    ``sktime.base.load`` unpickles to find the class that reads the file: a reference to the
+    class (no data, no call), which :func:`load` compares as bytes and never unpickles.
 
-Loading never unpickles and never imports a name taken from the file: the estimator class
-and every tagged type come from fixed tables. Anything else (an unknown member, tag, class,
-hyperparameter, a pickle payload, a truncated archive, a file from a newer format) is
-refused with a ``ValueError`` that says what is wrong.
+Anything else (an unknown member, tag, class or hyperparameter, a pickle, a truncated
+archive, a newer format) is refused with a ``ValueError`` that says what is wrong.
 """
 
 from __future__ import annotations
@@ -82,10 +74,6 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
     IsADirectoryError, FileNotFoundError
         If ``path`` is a folder, or its folder does not exist.
 
-    See Also
-    --------
-    load : Read the file back.
-
     Examples
     --------
     >>> import numpy as np
@@ -126,7 +114,9 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
         )
     writer = Writer()
     state = {
-        "params": {n: writer.value(v, f"hyperparameter {n}") for n, v in params.items()},
+        "params": {
+            n: writer.attribute("value", v, f"hyperparameter {n}") for n, v in params.items()
+        },
         "attributes": {
             n: writer.attribute(cls._saved_attributes[n][0], v, n) for n, v in attributes.items()
         },
@@ -182,16 +172,6 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
         rebuilt network, non-finite weights, or comes from a newer format version; the
         message says which.
 
-    See Also
-    --------
-    save : Write a model file.
-
-    Notes
-    -----
-    The optimiser's state (AdamW's moments) is not saved: a loaded model predicts exactly as
-    the saved one, and ``update``, ``warm_start=True`` and ``pretrain`` continue training
-    from its weights with fresh moments.
-
     Examples
     --------
     >>> import io
@@ -216,8 +196,7 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
 
     cls, version, members = archive.read(path)
     state = archive.strict_json(members[archive.STATE], archive.STATE)
-    for step in range(version, FORMAT_VERSION):
-        state = archive.MIGRATIONS[step](cls.__name__, state)
+    state = archive.migrate(cls.__name__, version, state)
     check_schema(cls, state)
     weights = members[archive.WEIGHTS]
     if weights.startswith(PICKLE_PROTOCOL):
@@ -233,7 +212,7 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
         net_device = check_device(device)  # a ValueError naming the fix, before any work
     arrays = {n: data for n, data in members.items() if n.startswith("arrays/")}
     reader = Reader(arrays, tensors, net_device)
-    params = {n: reader.value(v) for n, v in state["params"].items()}
+    params = {n: reader(v) for n, v in state["params"].items()}
     attributes = {
         n: reader.attribute(cls._saved_attributes[n][0], v, n)
         for n, v in state["attributes"].items()

@@ -27,6 +27,7 @@ MANIFEST, STATE, WEIGHTS = "manifest.json", "state.json", "weights.safetensors"
 SKTIME_METADATA = "_metadata"
 CLASS_REFERENCES = {"LevyForecaster": b"clevy_sklearn.forecaster\nLevyForecaster\n."}
 _ARRAY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
+_PARTS = ("params", "attributes")  # of state.json
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's: one model saved twice, the same bytes
 # Versions recorded in the manifest (informative: loading does not depend on them).
 _DEPENDENCIES = ("numpy", "pandas", "torch", "scikit-learn", "skorch", "sktime", "safetensors")
@@ -41,9 +42,8 @@ def estimator_classes() -> dict[str, type]:
 
 
 def _calibration_folds_default(key: str, state: dict) -> dict:
-    """Format 1 predates ``calibration_folds``: its forecasters load with the default (it
-    changes how a later pretrain trains)."""
-    if key == "LevyForecaster" and isinstance(state.get("params"), dict):
+    """Format 1 predates ``calibration_folds``: its forecasters load with the default."""
+    if key == "LevyForecaster":
         default = estimator_classes()[key].get_param_defaults()["calibration_folds"]
         state["params"].setdefault("calibration_folds", default)
     return state
@@ -51,57 +51,49 @@ def _calibration_folds_default(key: str, state: dict) -> dict:
 
 def _net_specs(key: str, state: dict) -> dict:
     """Formats 1 and 2 wrote a net's skorch parameters; format 3 the specs it is built from
-    (``make_levy_net``'s inverse on the parameters it set), its history and variance scale."""
-    attributes = state.get("attributes") if isinstance(state, dict) else None
-    for name, raw in (attributes or {}).items():
-        if isinstance(raw, dict) and isinstance(raw.get("$net"), dict):
+    (read off the parameters ``make_levy_net`` set), its history and variance scale."""
+    for name, raw in state["attributes"].items():
+        if isinstance(raw, dict) and isinstance(net := raw.get("$net"), dict):
             try:
-                attributes[name] = {"$net": _specs_of(raw["$net"])}
-            except (KeyError, TypeError, IndexError, ValueError, AttributeError) as err:
+                p, kept = net["params"], net["attributes"]
+                split = p["train_split"] and p["train_split"]["$object"][1]
+                stop = dict(c["$tuple"] for c in p["callbacks"]).get("early_stopping")
+                lags = dict(g["$tuple"] for g in p["optimizer__param_groups"]).get("lags.*")
+                training = {
+                    "loss": p["criterion__loss"], "lr": p["lr"], "epochs": p["max_epochs"],
+                    "weight_decay": p["optimizer__weight_decay"], "batch_size": p["batch_size"],
+                    "validation_fraction": split["cv"] if split else 0.0,
+                    "patience": stop["$object"][1]["patience"] if stop else None,
+                    "device": p["device"], "seed": split["random_state"] if split else None,
+                    "verbose": p["verbose"], "lags_lr": lags["lr"] / p["lr"] if lags else 1.0,
+                    "recipe": "rows" if isinstance(p["module__rate"], list) else "windows",
+                }  # fmt: skip
+                network = {k[8:]: v for k, v in p.items() if k.startswith("module__")}
+                del network["rate"]  # the recipe's
+                state["attributes"][name] = {"$net": {
+                    **{k: net[k] for k in ("ref", "dtype", "tensors", "optimizer")},
+                    "network": network, "training": training,
+                    "history": kept["history_"]["$history"],
+                    "variance_scale": kept.get("variance_scale_", 1.0),
+                }}  # fmt: skip
+            except (KeyError, TypeError, IndexError, ValueError, ZeroDivisionError) as err:
                 raise refuse(f"the format-2 net record of {name} is malformed ({err!r}).") from err
     return state
-
-
-def _specs_of(record: dict) -> dict:
-    params, attributes = record["params"], record["attributes"]
-    split = params["train_split"] and params["train_split"]["$object"][1]
-    callbacks = dict(entry["$tuple"] for entry in params["callbacks"])
-    stopping = callbacks.get("early_stopping")
-    groups = dict(group["$tuple"] for group in params["optimizer__param_groups"])
-    rate = params["module__rate"]
-    training = {
-        "loss": params["criterion__loss"],
-        "lr": params["lr"],
-        "weight_decay": params["optimizer__weight_decay"],
-        "epochs": params["max_epochs"],
-        "batch_size": params["batch_size"],
-        "validation_fraction": split["cv"] if split else 0.0,
-        "patience": stopping["$object"][1]["patience"] if stopping else None,
-        "device": params["device"],
-        "seed": split["random_state"] if split else None,
-        "verbose": params["verbose"],
-        "recipe": "rows" if isinstance(rate, list) else "windows",
-        "lags_lr": groups["lags.*"]["lr"] / params["lr"] if "lags.*" in groups else 1.0,
-    }
-    network = {
-        k[8:]: v for k, v in params.items() if k.startswith("module__") and k != "module__rate"
-    }
-    return {
-        "ref": record["ref"],
-        "network": network,
-        "training": training,
-        "dtype": record["dtype"],
-        "tensors": record["tensors"],
-        "optimizer": record["optimizer"],
-        "history": attributes["history_"]["$history"],
-        "variance_scale": attributes.get("variance_scale_", 1.0),
-    }
 
 
 #: {version: function turning that version's state (of the estimator named) into the next
 #: version's}. Format 2 added the _metadata member of forecaster files, format 3 wrote nets
 #: as their specs.
 MIGRATIONS: dict[int, Callable[[str, dict], dict]] = {1: _calibration_folds_default, 2: _net_specs}
+
+
+def migrate(key: str, version: int, state: Any) -> Any:
+    """A state of format ``version`` as the current format's (a malformed one as it is, for
+    the schema check to refuse)."""
+    for step in range(version, FORMAT_VERSION):
+        if isinstance(state, dict) and all(isinstance(state.get(k), dict) for k in _PARTS):
+            state = MIGRATIONS[step](key, state)
+    return state
 
 
 def versions() -> dict[str, str]:
