@@ -43,7 +43,7 @@ from ._persistence.checks import (
     param_names,
     refuse,
 )
-from ._persistence.codec import PICKLE_PROTOCOL, Reader, Writer
+from ._persistence.codec import Reader, Writer
 
 __all__ = ["FORMAT_VERSION", "load", "load_from_path", "save"]
 
@@ -88,7 +88,6 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
     >>> bool(np.array_equal(load(path).predict(X), reg.predict(X)))
     True
     """
-    from safetensors.torch import save as save_tensors
 
     cls = type(estimator)
     key = next((k for k, c in archive.estimator_classes().items() if c is cls), None)
@@ -121,23 +120,7 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
             n: writer.attribute(cls._saved_attributes[n][0], v, n) for n, v in attributes.items()
         },
     }
-    manifest = {
-        "format": archive.FORMAT,
-        "format_version": FORMAT_VERSION,
-        "estimator": key,
-        "written_by": archive.versions(),
-    }
-    members = [
-        (archive.MANIFEST, archive.json_bytes(manifest)),
-        (archive.STATE, archive.json_bytes(state)),
-        # One member for every net's tensors, written by safetensors itself: skorch's
-        # save_params(use_safetensors=True) writes one file per module of one net.
-        (archive.WEIGHTS, save_tensors(writer.tensors)),
-    ]
-    members += [(f"arrays/{i}.npy", data) for i, data in enumerate(writer.arrays)]
-    if key in archive.CLASS_REFERENCES:
-        members.append((archive.SKTIME_METADATA, archive.CLASS_REFERENCES[key]))
-    archive.write(members, path)
+    archive.write(key, state, writer, path)
 
 
 def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> Any:
@@ -191,26 +174,13 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
     ...
     ValueError: Refusing to load the model file: it is not a complete zip archive ...
     """
-    from safetensors import SafetensorError
-    from safetensors.torch import load as load_tensors
-
-    cls, version, members = archive.read(path)
-    state = archive.strict_json(members[archive.STATE], archive.STATE)
-    state = archive.migrate(cls.__name__, version, state)
+    cls, state, tensors, arrays = archive.read(path)
     check_schema(cls, state)
-    weights = members[archive.WEIGHTS]
-    if weights.startswith(PICKLE_PROTOCOL):
-        raise refuse(f"{archive.WEIGHTS} is a pickle payload, not safetensors.")
-    try:
-        tensors = load_tensors(weights)
-    except (SafetensorError, ValueError, RuntimeError) as err:
-        raise refuse(f"{archive.WEIGHTS} is not a valid safetensors file ({err}).") from err
     net_device = None
     if device is not None:
         from .training import check_device
 
         net_device = check_device(device)  # a ValueError naming the fix, before any work
-    arrays = {n: data for n, data in members.items() if n.startswith("arrays/")}
     reader = Reader(arrays, tensors, net_device)
     params = {n: reader(v) for n, v in state["params"].items()}
     attributes = {

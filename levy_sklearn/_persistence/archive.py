@@ -108,20 +108,31 @@ def versions() -> dict[str, str]:
     return found
 
 
-def json_bytes(value: Any) -> bytes:
+def _json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
 
 
-def write(members: list[tuple[str, bytes]], path: str | os.PathLike | IO[bytes]) -> None:
-    """The archive of ``members`` (stored, fixed dates) to ``path``, a path atomically."""
+def write(key: str, state: dict, writer: Any, path: str | os.PathLike | IO[bytes]) -> None:
+    """The model file of a state (and the arrays and tensors its writer collected) to
+    ``path``, a path atomically; stored entries of one fixed date, so the same bytes."""
+    from safetensors.torch import save as save_tensors
+
+    manifest = {"format": FORMAT, "format_version": FORMAT_VERSION, "estimator": key}
+    members = [
+        (MANIFEST, _json(manifest | {"written_by": versions()})),
+        (STATE, _json(state)),
+        # One member for every net's tensors, written by safetensors itself (skorch's
+        # save_params(use_safetensors=True) writes one file per module of one net).
+        (WEIGHTS, save_tensors(writer.tensors)),
+        *((f"arrays/{i}.npy", data) for i, data in enumerate(writer.arrays)),
+        *([(SKTIME_METADATA, CLASS_REFERENCES[key])] if key in CLASS_REFERENCES else []),
+    ]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in members:
             info = zipfile.ZipInfo(name, date_time=_DATE_TIME)
-            info.compress_type = zipfile.ZIP_STORED  # weights barely compress; storing is fastest
-            info.create_system = 3  # the same bytes on every platform
-            info.external_attr = 0o644 << 16
-            archive.writestr(info, data)
+            info.create_system, info.external_attr = 3, 0o644 << 16  # the same on every OS
+            archive.writestr(info, data)  # stored: weights barely compress
     if hasattr(path, "write"):
         path.write(buffer.getvalue())
         return
@@ -171,9 +182,13 @@ def strict_json(data: bytes, member: str) -> Any:
         raise refuse(f"{member} is nested too deeply to be a model's state.") from err
 
 
-def read(path: str | os.PathLike | IO[bytes]) -> tuple[type, int, dict[str, bytes]]:
-    """The estimator class, format version and members of a model file, each checked: names
-    and CRCs, the manifest, sktime's class reference; the arrays are ``arrays/<n>.npy``."""
+def read(path: str | os.PathLike | IO[bytes]) -> tuple[type, Any, dict, dict[str, bytes]]:
+    """The estimator class, state (migrated to this format), tensors and arrays of a model
+    file, checked: member names and CRCs, the manifest, sktime's class reference, JSON and
+    safetensors."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load as load_tensors
+
     # A missing or unreadable file raises its OSError (FileNotFoundError, PermissionError),
     # as open(), pickle and joblib do: a script's ``except FileNotFoundError`` must see it.
     data = path.read() if hasattr(path, "read") else Path(path).read_bytes()
@@ -206,7 +221,15 @@ def read(path: str | os.PathLike | IO[bytes]) -> tuple[type, int, dict[str, byte
             "there could run code when sktime.base.load reads the file).",
             TAMPERED,
         )
-    return estimator_classes()[key], version, members
+    state = migrate(key, version, strict_json(members[STATE], STATE))
+    if members[WEIGHTS].startswith(PICKLE_PROTOCOL):
+        raise refuse(f"{WEIGHTS} is a pickle payload, not safetensors.")
+    try:
+        tensors = load_tensors(members[WEIGHTS])
+    except (SafetensorError, ValueError, RuntimeError) as err:
+        raise refuse(f"{WEIGHTS} is not a valid safetensors file ({err}).") from err
+    arrays = {name: data for name, data in members.items() if _ARRAY.fullmatch(name)}
+    return estimator_classes()[key], state, tensors, arrays
 
 
 def _members(archive: zipfile.ZipFile) -> dict[str, bytes]:
