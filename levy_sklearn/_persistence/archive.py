@@ -237,6 +237,13 @@ def _members(archive: zipfile.ZipFile) -> dict[str, bytes]:
     names = [info.filename for info in infos]
     if len(set(names)) != len(names):
         raise refuse("the archive has duplicate member names.")
+    if "_obj" in names and MANIFEST not in names:
+        raise refuse(
+            "it holds a pickle of the estimator (sktime's own save format), which "
+            "levy-sklearn does not unpickle. If you trust its source, read it with "
+            "pickle.loads(zipfile.ZipFile(path).read('_obj')) and save it again: the "
+            "forecaster's save writes a file without pickle."
+        )
     fixed = (MANIFEST, STATE, WEIGHTS, SKTIME_METADATA)
     unexpected = [n for n in names if n not in fixed and not _ARRAY.fullmatch(n)]
     if unexpected:
