@@ -34,7 +34,6 @@ import os
 from typing import IO, Any
 
 from ._persistence import archive
-from ._persistence.archive import FORMAT_VERSION
 from ._persistence.checks import (
     TAMPERED,
     architecture_mismatch,
@@ -46,6 +45,10 @@ from ._persistence.checks import (
 from ._persistence.codec import Reader, Writer
 
 __all__ = ["FORMAT_VERSION", "load", "load_from_path", "save"]
+
+#: Version of the file format written by :func:`save`: :func:`load` reads every version up
+#: to this one (older ones through a migration) and refuses newer ones.
+FORMAT_VERSION = archive.FORMAT_VERSION
 
 
 def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:

@@ -17,8 +17,7 @@ from typing import IO, Any
 from .checks import TAMPERED, refuse
 from .codec import PICKLE_PROTOCOL
 
-#: Version of the file format written by ``save``; ``load`` reads every version up to this
-#: one (older ones through :data:`MIGRATIONS`) and refuses newer ones.
+# The format version save writes (levy_sklearn.serialization.FORMAT_VERSION).
 FORMAT_VERSION = 3
 FORMAT = "levy-sklearn model"
 MANIFEST, STATE, WEIGHTS = "manifest.json", "state.json", "weights.safetensors"
