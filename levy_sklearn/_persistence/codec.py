@@ -312,8 +312,9 @@ class Writer:
         for attr in ("module_", "criterion_"):
             state = getattr(net, attr).state_dict()
             for name, tensor in state.items():
-                # A copy on the CPU: safetensors refuses tensors that share memory.
-                self.tensors[f"{ref}.{attr}.{name}"] = tensor.detach().to("cpu", copy=True)
+                # A contiguous copy on the CPU: safetensors refuses tensors sharing memory.
+                copy = tensor.detach().to("cpu", copy=True).contiguous()
+                self.tensors[f"{ref}.{attr}.{name}"] = copy
             tensors[attr] = list(state)
         return {
             "ref": ref,
