@@ -403,6 +403,14 @@ def test_a_net_is_saved_as_the_specs_it_was_built_from(regressor, tmp_path):
     assert (old.training_spec_.recipe, old.training_spec_.lr) == ("rows", 0.005)
 
 
+@pytest.mark.parametrize("params", [[], {"lr": 0.1}, {"train_split": 1}])
+def test_a_malformed_format_2_net_is_refused_by_name(params):
+    old = (DATA / "regressor_v2.levy.zip").read_bytes()
+    bad = _edit_state(old, _set(["attributes", "net_", "$net", "params"], params))
+    with pytest.raises(ValueError, match="the format-2 net record of net_ is malformed"):
+        load(io.BytesIO(bad))
+
+
 def test_save_refuses_a_network_that_its_hyperparameters_do_not_describe(regressor, tmp_path):
     reshaped = copy.deepcopy(regressor).set_params(d_model=16)
     with pytest.raises(ValueError, match="d_model=16, but net_ was built with d_model=8"):

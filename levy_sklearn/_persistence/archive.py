@@ -75,7 +75,7 @@ def _net_specs(key: str, state: dict) -> dict:
                     "history": kept["history_"]["$history"],
                     "variance_scale": kept.get("variance_scale_", 1.0),
                 }}  # fmt: skip
-            except (KeyError, TypeError, IndexError, ValueError, ZeroDivisionError) as err:
+            except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError) as err:
                 raise refuse(f"the format-2 net record of {name} is malformed ({err!r}).") from err
     return state
 
