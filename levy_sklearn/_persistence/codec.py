@@ -1,10 +1,8 @@
-"""A model file's state as typed JSON: one writer/reader pair per type family.
+"""A model file's state as typed JSON: one writer/reader pair per declared type family.
 
-Each fitted attribute is written as its declared family (``_saved_attributes``) says: a
-``"net"`` as the specs it was built from, its weights and training history; a state object
-(``"calibration"``, ``"conformal"``) through its ``to_state``/``from_state``; anything else
-as a value: plain JSON, or a tagged type of :func:`_values`, each writer next to its reader.
-Arrays go to ``arrays/<n>.npy`` (read with ``allow_pickle=False``), weights to safetensors.
+A ``"net"`` is written as the specs it was built from, its weights and history; a state
+class through its ``to_state``/``from_state``; anything else as plain JSON or a tagged type
+of :func:`_values` (arrays to ``arrays/<n>.npy``, read with ``allow_pickle=False``).
 """
 
 from __future__ import annotations
