@@ -91,7 +91,6 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
     >>> bool(np.array_equal(load(path).predict(X), reg.predict(X)))
     True
     """
-
     cls = type(estimator)
     key = next((k for k, c in archive.estimator_classes().items() if c is cls), None)
     if key is None:
