@@ -380,22 +380,7 @@ class ForecastOutputs:
         >>> LevyForecaster.load_from_path(path).d_model
         8
         """
-        from .serialization import load
-
-        if zipfile.is_zipfile(serial):
-            with zipfile.ZipFile(serial) as archive:
-                names = set(archive.namelist())
-            if "_obj" in names and "manifest.json" not in names:
-                raise ValueError(
-                    f"{str(serial)!r} holds a pickle of the estimator (sktime's own save "
-                    "format), which levy-sklearn does not unpickle. If you trust its source, "
-                    "read it with pickle.loads(zipfile.ZipFile(path).read('_obj')) and save "
-                    "it again: the forecaster's save writes a file without pickle."
-                )
-        forecaster = load(serial)
-        if not isinstance(forecaster, cls):
-            raise ValueError(f"{str(serial)!r} holds a {type(forecaster).__name__}.")
-        return forecaster
+        return cls._loaded(serial)
 
     @classmethod
     def load_from_serial(cls, serial):
@@ -417,13 +402,17 @@ class ForecastOutputs:
         >>> cls.load_from_serial(data).d_model
         8
         """
-        from .serialization import load
-
         if not isinstance(serial, bytes):
             raise TypeError(f"serial must be the bytes save() returns, not a {type(serial)}.")
-        forecaster = load(io.BytesIO(serial))
+        return cls._loaded(io.BytesIO(serial))
+
+    @classmethod
+    def _loaded(cls, source):
+        from .serialization import load
+
+        forecaster = load(source)
         if not isinstance(forecaster, cls):
-            raise ValueError(f"the bytes hold a {type(forecaster).__name__}.")
+            raise ValueError(f"the model file holds a {type(forecaster).__name__}.")
         return forecaster
 
 

@@ -34,7 +34,7 @@ from .training import (
     make_levy_net,
     progress_label,
 )
-from .validation import MIN_OWN_SCALE, own_scaling, target_scaling
+from .validation import own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
@@ -66,8 +66,9 @@ _SEASONAL_LAGS_LR = 5.0
 # window chosen on a held-out vitals draw among all, 32, 16 and 8
 # (benchmarks/results/pretrain_budget_notes.md, "at most 16 target times per training window").
 _AUTO_MAX_TARGETS = 16
-# A series fitted after pretrain whose mean lies this many of the pretraining panel's pooled
-# standard deviations from its mean (beyond 99.7 % of a Normal's values) gets a warning.
+# A series fitted after pretrain whose mean of a channel lies this many of the pretraining
+# panel's pooled standard deviations from its mean (beyond 99.7 % of a Normal's values) gets
+# a warning naming the channel.
 _FAR_FROM_POPULATION = 3.0
 
 
@@ -273,14 +274,15 @@ def series_panel(
     spec: SeriesSpec,
     series: list[tuple[Hashable, pd.DataFrame]],
     population: tuple[np.ndarray, np.ndarray] | None = None,
+    alike: bool = True,
 ) -> Panel:
     """``series`` standardised for training: each series by its own per-channel mean and
-    scale, the ``population``'s ``(mean, scale)`` where it has too little data (see
-    :func:`~levy_sklearn.validation.own_scaling`); ``None``: the population is every series
-    given."""
+    scale, the ``population``'s ``(mean, scale)`` where it has too little data and is
+    ``alike`` (a pretraining population, see :func:`~levy_sklearn.validation.own_scaling`);
+    ``None``: the population is every series given."""
     raw = [frame.to_numpy(dtype=np.float64) for _, frame in series]
     mean, scale = target_scaling(np.concatenate(raw)) if population is None else population
-    rows = [own_scaling(v, mean, scale) for v in raw]
+    rows = [own_scaling(v, mean, scale, alike) for v in raw]
     means = np.array([m for m, _ in rows]).reshape(len(rows), -1)
     scales = np.array([s for _, s in rows]).reshape(len(rows), -1)
     times, values = standardised(spec.axis, series, means, scales)
@@ -289,18 +291,29 @@ def series_panel(
 
 
 def warn_far_from_population(panel: Panel, columns: list) -> None:
-    """Warn when a series fitted after ``pretrain`` sits far outside the pretraining panel
-    (its mean more than ``_FAR_FROM_POPULATION`` pooled standard deviations from the
-    panel's, judged on channels with as many observations as give a series its own scale):
-    zero-shot forecasts are pulled towards that panel's level where this forecast held-out
-    subjects better, which holds for subjects drawn like them only."""
+    """Warn when a series fitted after ``pretrain`` sits far outside the pretraining panel,
+    naming every channel whose mean lies more than ``_FAR_FROM_POPULATION`` of the panel's
+    pooled standard deviations from the panel's: zero-shot forecasts are pulled towards that
+    panel's level where this forecast held-out subjects better, which holds for subjects
+    drawn like them only.
+
+    Every observed channel is judged, however few its observations: for a subject drawn
+    like the panel's, the mean of its ``n`` observations of a channel spreads about the
+    panel's mean by ``√(between² + within²/n)``, never more than the pooled standard
+    deviation ``√(between² + within²)``: whatever the count, such a subject is flagged at
+    most as often as a single observation beyond three standard deviations (0.3 % of a
+    Normal's), and a single observation is judged exactly."""
     counts = np.array([np.isfinite(v).sum(axis=0) for v in panel.values])
-    z = np.where(counts >= MIN_OWN_SCALE, np.abs(panel.means - panel.mean) / panel.scale, 0.0)
-    if z.max(initial=0.0) > _FAR_FROM_POPULATION:
-        channel = columns[int(np.argmax(z.max(axis=0)))]
+    z = np.where(counts > 0, np.abs(panel.means - panel.mean) / panel.scale, 0.0)
+    far = [
+        (columns[ch], z[i, ch], counts[i, ch])
+        for i, ch in zip(*np.nonzero(z > _FAR_FROM_POPULATION), strict=True)
+    ]
+    if far:
+        named = ", ".join(f"{c!r} by {d:.1f} (from {n} observations)" for c, d, n in far[:5])
         warnings.warn(
-            f"y's level in {channel!r} is {z.max():.1f} standard deviations of the "
-            "pretraining panel from its mean: zero-shot forecasts assume a series drawn like "
+            f"y's level lies far from the pretraining panel's, in standard deviations of the "
+            f"pretraining panel: {named}. Zero-shot forecasts assume a series drawn like "
             "the pretraining ones (they are pulled towards its level, and their intervals "
             "are calibrated on its subjects). Pretrain on series like y, or fit y without "
             "pretrain.",
@@ -348,12 +361,13 @@ def extend_series(
     y: pd.DataFrame,
     own: tuple[np.ndarray, np.ndarray],
     population: tuple[np.ndarray, np.ndarray],
+    alike: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Add the observations of update's ``y`` (see :func:`check_update`; its columns matched
     by name) to ``series`` (in place; a repeated time point takes the new value) and return
     the series' per-channel means and scales ``own`` with a row for every series first seen
     here, standardised by its own history (the ``population``'s ``(mean, scale)`` where it
-    has too little data)."""
+    has too little data and is ``alike``, see :func:`series_panel`)."""
     means, scales = own
     y = in_order(y, list(next(iter(series.values())).columns), "update's y")
     for key, frame in instances(y):
@@ -362,7 +376,7 @@ def extend_series(
             frame = pd.concat([old, frame])
             frame = frame[~frame.index.duplicated(keep="last")].sort_index()
         else:
-            mean, scale = own_scaling(frame.to_numpy(dtype=np.float64), *population)
+            mean, scale = own_scaling(frame.to_numpy(dtype=np.float64), *population, alike)
             means, scales = np.vstack([means, mean]), np.vstack([scales, scale])
         series[key] = frame
     return means, scales

@@ -180,7 +180,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         window hyperparameters.
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
         The population's per-channel standardisation (the pretraining panel's after
-        ``pretrain``), for channels with fewer than 10 observations of their own.
+        ``pretrain``, then also for channels with under 10 observations of their own).
     series_mean_, series_scale_ : ndarray of shape (n_series, n_channels)
         Each series' own standardisation (rows in the order first seen).
     n_channels_ : int
@@ -500,7 +500,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         series = in_key_order(instances(y))
         warn_unobserved(y, "the pretraining panel")
         spec = self._resolve(series)
-        return series_panel(spec, series, self._pretrained_scaling())
+        return series_panel(spec, series, self._pretrained_scaling(), alike=True)
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on the series of the panel ``y`` and calibrate σ on
@@ -605,7 +605,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
         seed, spec = self._seed(), self.spec_
-        panel = series_panel(spec, series, self._pretrained_scaling())
+        panel = series_panel(spec, series, self._pretrained_scaling(), pretrained is not None)
         self.channel_mean_, self.channel_scale_ = panel.mean, panel.scale
         self.series_mean_, self.series_scale_ = panel.means, panel.scales
         self.calibration_fraction_ = calibration_share(
@@ -631,16 +631,16 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _update(self, y, X=None, update_params=True):
         """Extend every series' context with the new observations (no retraining); with
-        ``refit_on_update=True`` and ``update_params=True``, retrain on everything seen so
-        far (a pretrained network is kept and only recalibrated). Writes the context kept
-        for prediction (and a new series' row of ``series_mean_`` and ``series_scale_``),
-        or what ``fit`` writes when it retrains."""
+        ``refit_on_update=True`` and ``update_params=True``, retrain on everything seen so far (a
+        pretrained network is kept, only recalibrated). Writes the context kept for prediction (a
+        new series' row of ``series_mean_``, ``series_scale_``), or what ``fit`` writes."""
         self._feature_names = self._y_metadata["feature_names"]
         self.series_mean_, self.series_scale_ = extend_series(
             self._series,
             y,
             (self.series_mean_, self.series_scale_),
             (self.channel_mean_, self.channel_scale_),
+            getattr(self, "pretrained_net_", None) is not None,
         )
         if update_params and self.refit_on_update:
             self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))

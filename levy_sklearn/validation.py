@@ -13,8 +13,8 @@ __all__: list[str] = []
 # Largest target magnitude accepted (see check_magnitude).
 _MAX_MAGNITUDE = 1e150
 # A channel of a series is standardised by its own spread from this many observations on,
-# by the population's below (see own_scaling): the standard deviation of n draws is off by
-# about 1/sqrt(2n), a fifth at 10.
+# by its population's below where that population is alike (see own_scaling): the standard
+# deviation of n draws is off by about 1/sqrt(2n), a fifth at 10.
 MIN_OWN_SCALE = 10
 
 
@@ -103,8 +103,13 @@ def target_scaling(
     (array([1.e-06, 5.e+00, 2.e+00]), array([1.e-06, 1.e+00, 1.e+00]))
     """
     mean, scale = column_scaling(values, weights)
-    constant = ~_has_spread(values) & (mean != 0)
-    return mean, np.where(constant, np.minimum(scale, np.abs(mean)), scale)
+    return mean, np.where(_has_spread(values), scale, _flat_scale(mean))
+
+
+def _flat_scale(mean: np.ndarray) -> np.ndarray:
+    """The scale of a column without spread at ``mean``: its magnitude, capped at 1 (1 at
+    zero; see :func:`target_scaling`)."""
+    return np.where(mean != 0, np.minimum(1.0, np.abs(mean)), 1.0)
 
 
 def _has_spread(values: np.ndarray) -> np.ndarray:
@@ -118,18 +123,36 @@ def _has_spread(values: np.ndarray) -> np.ndarray:
 
 
 def own_scaling(
-    values: np.ndarray, population_mean: np.ndarray, population_scale: np.ndarray
+    values: np.ndarray,
+    population_mean: np.ndarray,
+    population_scale: np.ndarray,
+    alike: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A series' per-channel mean and scale, the population's where it has too little data.
+    """A series' per-channel mean and scale: its own, the population's only where that is a
+    prior the series shares.
 
     Each series is standardised by its own mean and spread, so a panel that mixes levels and
     spreads (a series near 1,000 beside one near 1.0) is forecast in each series' own units:
     one panel-wide scale would make a small series' windows look flat against the window
-    scale's floor and hide its errors from the loss. A spread read off a few observations is
-    noise, and σ would follow it (two observations of a new subject one small step apart
-    gave a third of the σ of one observation), so a channel with fewer than
-    ``MIN_OWN_SCALE`` observations (or no spread) takes the population's scale, and a
-    channel never observed its mean.
+    scale's floor and hide its errors from the loss. Where a channel has too little data for
+    a spread of its own, what stands in for it depends on what the population is:
+
+    - ``alike=True`` (a pretraining panel and the subjects fitted after it, drawn alike by
+      ``pretrain``'s contract): a spread read off a few observations is noise, and σ would
+      follow it (two observations of a new subject one small step apart gave a third of the
+      σ of one observation), so a channel with fewer than ``MIN_OWN_SCALE`` observations (or
+      no spread) takes the population's scale.
+    - ``alike=False`` (a panel given to ``fit``, which may mix units: a stuck sensor at 7
+      beside one near 1e6): the population's scale is in other series' units and would put
+      the channel's σ in them, so every observed channel is scaled by its own values alone:
+      its spread wherever it has any, else its magnitude, capped at 1 (1 at zero; see
+      :func:`target_scaling`). With fewer than ``MIN_OWN_SCALE`` observations the spread
+      counts only above that magnitude, so a few observations one small step apart never
+      get a smaller scale than one of them alone. Nothing of another series enters its
+      tokens.
+
+    A channel never observed takes the population's mean and scale either way: there is
+    nothing of its own.
 
     Parameters
     ----------
@@ -137,6 +160,8 @@ def own_scaling(
         The series' values; ``NaN`` marks an unobserved cell.
     population_mean, population_scale : ndarray of shape (n_channels,)
         The population's standardisation (see :func:`column_scaling`).
+    alike : bool, default=True
+        Whether the population's scale is a prior for this series (see above).
 
     Returns
     -------
@@ -149,12 +174,22 @@ def own_scaling(
     >>> few = np.array([[1.0, 5.0], [2.0, np.nan]])  # 2 and 1 observations: too few
     >>> own_scaling(few, np.zeros(2), np.full(2, 10.0))
     (array([1.5, 5. ]), array([10., 10.]))
+    >>> own_scaling(few * 10, np.zeros(2), np.full(2, 10.0), alike=False)  # its own
+    (array([15., 50.]), array([5., 1.]))
+    >>> own_scaling(few, np.zeros(2), np.full(2, 10.0), alike=False)  # spread 0.5 < 1
+    (array([1.5, 5. ]), array([1., 1.]))
     """
-    mean, scale = column_scaling(values)
+    mean, scale = target_scaling(values)
     n_observed = np.isfinite(values).sum(axis=0)
+    if alike:
+        own = (n_observed >= MIN_OWN_SCALE) & _has_spread(values)
+    else:
+        own = n_observed > 0
+        few = n_observed < MIN_OWN_SCALE
+        scale = np.where(few, np.maximum(scale, _flat_scale(mean)), scale)
     return (
         np.where(n_observed > 0, mean, population_mean),
-        np.where((n_observed >= MIN_OWN_SCALE) & _has_spread(values), scale, population_scale),
+        np.where(own, scale, population_scale),
     )
 
 

@@ -982,6 +982,28 @@ def test_a_new_series_far_outside_the_pretraining_panel_warns():
         f.fit(hourly(seed=9).to_frame())
 
 
+def test_a_sparse_channel_far_outside_the_pretraining_panel_is_named():
+    # A channel observed three times is the one the pull towards the pretraining panel's
+    # level moves furthest: it is judged like any other, against the panel's pooled
+    # standard deviation (about 0.70 here), and named.
+    def subject(seed):
+        return pd.DataFrame({"a": hourly(seed=seed), "b": hourly(seed=seed + 50) + 1})
+
+    panel = pd.concat({k: subject(k) for k in range(6)})
+    f = LevyForecaster(**TINY_FC).pretrain(panel)
+    new = subject(9)
+    new.iloc[np.r_[0:20, 21:30, 31:47], 1] = np.nan  # "b" observed 3 times
+    new["b"] += 3.0  # about 4 pooled standard deviations above the panel's mean
+    with pytest.warns(UserWarning, match=r"'b' by [\d.]+ \(from 3 observations\)") as record:
+        f.fit(new)
+    far = [str(w.message) for w in record if "pretraining panel" in str(w.message)]
+    assert len(far) == 1 and "'a'" not in far[0]
+    new["b"] -= 3.0  # a sparse channel drawn like the panel's is not flagged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f.fit(new)
+
+
 def test_regressor_repeated_column_names_are_named():
     # Named here, before scikit-learn's validation fails inside narwhals ("DuplicateError").
     X = pd.DataFrame(np.random.default_rng(0).normal(size=(30, 3)), columns=["a", "a", "b"])

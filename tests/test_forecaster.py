@@ -527,6 +527,30 @@ def test_global_fit_forecasts_each_series_in_its_own_units():
     assert np.abs(big - frames["s0"]["y"].iloc[-4:].to_numpy()).max() < 150  # a season away
 
 
+def test_a_flat_or_short_series_beside_a_large_one_keeps_its_own_units():
+    """A stuck sensor (7.0 throughout) and a series of three observations beside one near
+    10⁶: each is forecast in its own units, as alone (a flat 7 alone: 7.00 ± 0.03). Taking
+    the panel's scale where a series has no spread or few observations forecast them at
+    -7,005 ± 23,400 and 391 ± 9,800."""
+    rng = np.random.default_rng(0)
+    index = pd.date_range("2000-01-01", periods=120, freq="D")
+    panel = pd.concat(
+        {
+            "big": pd.DataFrame({"y": 1e6 + np.cumsum(rng.normal(size=120))}, index=index),
+            "const": pd.DataFrame({"y": np.full(60, 7.0)}, index=index[-60:]),
+            "len3": pd.DataFrame({"y": [10.0, 11.0, 12.0]}, index=index[-3:]),
+        },
+        names=["series", "time"],
+    )
+    f = LevyForecaster(max_epochs=2, random_state=0).fit(panel)
+    pred, sd = f.predict(fh=[1, 2, 3])["y"], np.sqrt(f.predict_var(fh=[1, 2, 3])["y"])
+    assert (np.abs(pred.loc["const"] - 7.0) <= 0.7).all() and (sd.loc["const"] <= 1).all()
+    assert pred.loc["len3"].between(5, 20).all() and (sd.loc["len3"] <= 10).all()
+    # Each takes a scale of its own: 1 for the flat 7 (its level, capped at 1), and 1 for
+    # the three points (their spread, 0.82, is below that cap: too few to shrink σ).
+    np.testing.assert_allclose(f.series_scale_[1:, 0], [1.0, 1.0])
+
+
 def test_ar_order_auto_reads_regularly_spaced_series_only():
     quick = {**FAST, "max_epochs": 1, "windows_per_series": 8}
     # Month ends ("ME" is not a frequency before pandas 2.2): the day before each month start.

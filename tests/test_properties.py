@@ -202,3 +202,43 @@ def test_scaling_one_series_scales_its_forecasts_and_sigma_alone(global_fit, exp
     others = mean.index.get_level_values(0) != key
     np.testing.assert_allclose(mean_c[others], mean[others], rtol=1e-5)
     np.testing.assert_allclose(sd_c[others], sd[others], rtol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def flat_and_short_fit():
+    """A global fit on a daily panel with a random walk, a flat series (a stuck sensor) and
+    a series of three observations, and its forecasts and scales: the reference for a panel
+    whose random walk is in other units."""
+    rng = np.random.default_rng(3)
+    index = pd.date_range("2021-01-01", periods=40, freq="D")
+    panel = pd.concat(
+        {
+            "walk": pd.Series(rng.normal(0, 1, 40).cumsum() + 10, index=index),
+            "flat": pd.Series(7.0, index=index[-20:]),
+            "short": pd.Series([10.0, 11.0, 12.0], index=index[-3:]),
+        },
+        names=["series", "time"],
+    ).to_frame("y")
+    fit = LevyForecaster(**GLOBAL_TINY).fit(panel)
+    fh = [1, 2, 3]
+    return panel, fit.predict(fh=fh), np.sqrt(fit.predict_var(fh=fh)), fit.series_scale_
+
+
+@pytest.mark.parametrize("factor", [1e6, 1e-3])
+def test_another_series_units_do_not_move_a_flat_or_short_series(flat_and_short_fit, factor):
+    """A series with no spread or a few observations is forecast in its own units: the
+    random walk 10⁶ times larger (or 10³ smaller) moves neither the flat series' nor the
+    short one's forecast or σ by 1 % of its own scale. Training is not what differs: every
+    series' tokens are its values in its own standardisation, which the walk's units do not
+    enter, so the network is the same. Taking the panel's scale instead forecast a flat 7
+    at -7,005 ± 23,400 beside a series near 10⁶."""
+    panel, mean, sd, scale = flat_and_short_fit
+    scaled = panel.copy()
+    scaled.loc["walk"] = scaled.loc["walk"].to_numpy() * factor
+    f = LevyForecaster(**GLOBAL_TINY).fit(scaled)
+    mean_c, sd_c = f.predict(fh=[1, 2, 3]), np.sqrt(f.predict_var(fh=[1, 2, 3]))
+    for row, key in [(1, "flat"), (2, "short")]:
+        tolerance = 0.01 * scale[row, 0]
+        np.testing.assert_allclose(mean_c.loc[key], mean.loc[key], rtol=0, atol=tolerance)
+        np.testing.assert_allclose(sd_c.loc[key], sd.loc[key], rtol=0, atol=tolerance)
+    np.testing.assert_allclose(f.series_scale_[1:], scale[1:], rtol=1e-12)

@@ -324,7 +324,7 @@ def _on_device(state, device):
     def walk(node):
         if isinstance(node, dict):
             if "$net" in node:
-                node["$net"]["params"]["device"] = device
+                node["$net"]["training"]["device"] = device
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):
@@ -382,6 +382,34 @@ def test_file_holds_only_data(regressor):
     assert {k.split(".module_.", 1)[-1] for k in weights if ".module_." in k} == set(state)
 
 
+def test_a_net_is_saved_as_the_specs_it_was_built_from(regressor, tmp_path):
+    from dataclasses import asdict
+
+    save(regressor, tmp_path / "r.levy.zip")
+    text = zipfile.ZipFile(tmp_path / "r.levy.zip").read("state.json").decode()
+    net = json.loads(text)["attributes"]["net_"]["$net"]
+    # Specs, history and optimiser settings: no skorch parameter, class or function by name.
+    assert asdict(regressor.net_.network_spec_) == net["network"]
+    assert set(net) == {"ref", "network", "training", "dtype", "tensors", "optimizer",
+                        "history", "variance_scale"}  # fmt: skip
+    assert "$symbol" not in text and "$object" not in text
+    again = load(tmp_path / "r.levy.zip").net_
+    assert again.training_spec_ == regressor.net_.training_spec_
+    assert again.network_spec_ == regressor.net_.network_spec_
+    # A net of format 2 (skorch's parameters) is migrated to the specs it was built from.
+    old = load(DATA / "regressor_v2.levy.zip").net_
+    assert (old.network_spec_.n_channels, old.network_spec_.d_model) == (3, 8)
+    assert (old.training_spec_.recipe, old.training_spec_.lr) == ("rows", 0.005)
+
+
+@pytest.mark.parametrize("params", [[], {"lr": 0.1}, {"train_split": 1}])
+def test_a_malformed_format_2_net_is_refused_by_name(params):
+    old = (DATA / "regressor_v2.levy.zip").read_bytes()
+    bad = _edit_state(old, _set(["attributes", "net_", "$net", "params"], params))
+    with pytest.raises(ValueError, match="the format-2 net record of net_ is malformed"):
+        load(io.BytesIO(bad))
+
+
 def test_save_refuses_a_network_that_its_hyperparameters_do_not_describe(regressor, tmp_path):
     reshaped = copy.deepcopy(regressor).set_params(d_model=16)
     with pytest.raises(ValueError, match="d_model=16, but net_ was built with d_model=8"):
@@ -430,7 +458,7 @@ def test_skops_status_matches_the_faq(regressor, forecasters):
 # ---------------------------------------------------------------- compatibility fixtures
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 @pytest.mark.parametrize("name", ["regressor", "forecaster"])
 def test_committed_v1_fixtures_load(name, version):
     model = load(DATA / f"{name}_v{version}.levy.zip")
@@ -459,9 +487,9 @@ def test_a_v1_calibration_is_migrated_once_at_load_and_saved_in_its_schema(tmp_p
     assert_same(forecaster_outputs(model), forecaster_outputs(load(tmp_path / "again.levy.zip")))
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_an_older_forecaster_file_gets_its_series_spec_whole_once_at_load(version, tmp_path):
-    # Formats 1 and 2 held the fitted spec as eight attributes (format 1 without the time
+    # Formats 1 to 3 held the fitted spec as eight attributes (format 1 without the time
     # origin, then the epoch) and read four of its fields from the hyperparameters.
     path = DATA / f"forecaster_v{version}.levy.zip"
     old = json.loads(zipfile.ZipFile(path).read("state.json"))
@@ -660,7 +688,7 @@ REFUSALS = {
         "unknown type tag",
     ),
     "unknown symbol": (
-        lambda d: _edit_state(d, _set([*NET, "params", "optimizer"], {"$symbol": "os.system"})),
+        lambda d: _edit_state(d, _set([*NET, "training", "loss"], {"$symbol": "os.system"})),
         "unknown class or function",
     ),
     "hyperparameter of the wrong type": (
@@ -700,11 +728,11 @@ REFUSALS = {
         "n_layers=1, but net_ was built with n_layers=0",
     ),
     "network shape differs": (
-        lambda d: _edit_state(d, _set([*NET, "params", "module__d_model"], 16)),
+        lambda d: _edit_state(d, _set([*NET, "network", "d_model"], 16)),
         "network rebuilt",
     ),
     "net attribute replaces its module": (
-        lambda d: _edit_state(d, _set([*NET, "attributes", "module_"], 1)),
+        lambda d: _edit_state(d, _set([*NET, "module_"], 1)),
         "is rebuilt, not read",
     ),
     "deeply nested JSON": (

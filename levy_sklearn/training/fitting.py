@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,8 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
     Returns
     -------
     LevyNeuralNet
-        Not initialised: ``fit`` builds the module.
+        Not initialised: ``fit`` builds the module. Its ``network_spec_`` and
+        ``training_spec_`` are the specs it was built from.
 
     Examples
     --------
@@ -88,7 +89,7 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
             )
     module = {f"module__{name}": value for name, value in asdict(network).items()}
     device = check_device(run.device)
-    return LevyNeuralNet(
+    net = LevyNeuralNet(
         module=LevyNet,
         **module,
         module__rate=rate,
@@ -116,6 +117,10 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
         # With verbose > 0 skorch's epoch table is printed above the progress bar.
         callbacks__print_log=EpochTable,
     )
+    # The specs it was built from: a model file rebuilds the net from them (levy_sklearn.
+    # serialization), and continue_levy_net keeps them in step with what it changes.
+    net.network_spec_, net.training_spec_ = network, training
+    return net
 
 
 def fit_levy_net(
@@ -259,6 +264,9 @@ def continue_levy_net(
         net.verbose = verbose
     if batch_size is not None:
         net.batch_size = int(batch_size)
+    net.training_spec_ = replace(
+        net.training_spec_, verbose=net.verbose, batch_size=net.batch_size
+    )
     net.module_.float()
     _check_split(net, len(y))
     with seeded(random_state):
