@@ -458,7 +458,7 @@ def test_skops_status_matches_the_faq(regressor, forecasters):
 # ---------------------------------------------------------------- compatibility fixtures
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 @pytest.mark.parametrize("name", ["regressor", "forecaster"])
 def test_committed_v1_fixtures_load(name, version):
     model = load(DATA / f"{name}_v{version}.levy.zip")
