@@ -24,7 +24,7 @@ how many epochs of 5,000 rows fit in 5 s.
 ``--predict`` instead times prediction before and after issue 30's inference batches, side by
 side in one process (each repeat runs both, in turn, alternating which goes first; medians):
 the network fed ``batch_size`` rows at a time, as before
-(:data:`levy_sklearn.training.PREDICT_BATCH_BYTES` set to 1 byte, whose floor is
+(:data:`levy_sklearn.training.net.PREDICT_BATCH_BYTES` set to 1 byte, whose floor is
 ``batch_size``), against the default memory budget. Two cases: the clinical benchmark's step,
 ``predict(X, return_std=True)`` + ``argsort(σ)`` for 3,383 unseen patients with the regressor
 of ``benchmarks/clinical.py`` (default settings, 4,000 training rows), and ``predict_var`` at
@@ -230,7 +230,7 @@ def predict_cases() -> dict[str, Callable[[], object]]:
 
 def predict_report(commit: str, repeats: int) -> list[str]:
     """``--predict``: old (``batch_size`` rows a batch) against new inference batches."""
-    from levy_sklearn import training
+    from levy_sklearn.training import net as training
 
     budget = training.PREDICT_BATCH_BYTES
     paths = {"before": 1, "after": budget}  # 1 byte: batch_size rows a batch, as before

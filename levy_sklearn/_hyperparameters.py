@@ -93,7 +93,7 @@ grows with the data (see :func:`~levy_sklearn.training.training_budget`).""",
         "int",
         """Rows (windows) per gradient step; the forecaster takes 8 times as many on data too
 large for ``max_steps`` (see there). Prediction feeds the network larger batches, sized by
-memory (:data:`~levy_sklearn.training.PREDICT_BATCH_BYTES`), never smaller.""",
+memory (:data:`~levy_sklearn.training.net.PREDICT_BATCH_BYTES`), never smaller.""",
     ),
     "validation_fraction": (
         "float",

@@ -333,7 +333,7 @@ def test_prediction_batches_follow_the_memory_budget_not_the_training_batch(monk
     big = net.predict_moments(X)
     assert calls == [300]
     # A budget of one byte falls back to the training batch size (32 rows a call).
-    monkeypatch.setattr(training, "PREDICT_BATCH_BYTES", 1)
+    monkeypatch.setattr(training.net, "PREDICT_BATCH_BYTES", 1)
     calls.clear()
     small = net.predict_moments(X)
     assert calls == [32] * 9 + [12]

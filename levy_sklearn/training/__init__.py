@@ -22,12 +22,7 @@ Every name is imported from here (``from levy_sklearn.training import LevyNeural
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
-
 # Plumbing outside __all__ is re-exported (``name as name``) for its import path.
-from . import net
 from .budget import LARGE_DATA_BATCH_GROWTH as LARGE_DATA_BATCH_GROWTH
 from .budget import LARGE_DATA_LR_GROWTH as LARGE_DATA_LR_GROWTH
 from .budget import Budget as Budget
@@ -40,7 +35,6 @@ from .fitting import fit_levy_net, make_levy_net
 from .losses import LOSSES as LOSSES
 from .losses import GaussianScore
 from .losses import gaussian_crps_torch as gaussian_crps_torch
-from .net import PREDICT_BATCH_BYTES as PREDICT_BATCH_BYTES
 from .net import LevyNeuralNet
 from .net import predict_in_chunks as predict_in_chunks
 from .progress import EpochTable as EpochTable
@@ -63,17 +57,3 @@ __all__ = [
     "make_levy_net",
     "progress_label",
 ]
-
-
-class _Package(types.ModuleType):
-    """This package, where setting ``PREDICT_BATCH_BYTES`` (the FAQ's and
-    ``benchmarks/speed.py``'s ``levy_sklearn.training.PREDICT_BATCH_BYTES``) sets the budget
-    that inference reads, in :mod:`levy_sklearn.training.net`."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "PREDICT_BATCH_BYTES":
-            setattr(net, name, value)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
