@@ -5,14 +5,10 @@ listed before sktime's ``BaseForecaster`` among its bases: the uncertainty break
 (``predict_uncertainty``), the fitted index names (``index_names_``), and sktime's
 ``predict_interval`` and ``predict_quantiles`` checking their levels with the package's one
 check (:func:`~levy_sklearn.metrics.check_coverage`; sktime's fails on an int or a string with
-a ``TypeError`` from inside its check, and reads ``True`` as an iterable), sktime's
-``set_params`` keeping the pretraining where the parameters set do not shape it (and warning
-where its reset discards it), scikit-learn's ``clone`` keeping the pretraining as sktime's
-does, and sktime's ``save`` and ``load`` writing and reading the package's model file (no
-pickle of the estimator). It reads the
-forecaster's ``_moments``, so that every output comes from one calibrated set of moments,
-and keeps :mod:`levy_sklearn.forecaster` to sktime's shell: tags, parameters and private
-methods.
+a ``TypeError`` from inside its check, and reads ``True`` as an iterable), and sktime's
+``save`` and ``load`` writing and reading the package's model file (no pickle of the
+estimator). It reads the forecaster's ``_moments``, so that every output comes from one
+calibrated set of moments.
 """
 
 from __future__ import annotations
@@ -30,53 +26,7 @@ from sklearn.utils import Bunch
 
 from .metrics import check_coverage
 
-__all__ = ["ForecastOutputs", "PRETRAINING_PARAMS", "RETUNABLE_PARAMS"]
-
-#: Hyperparameters the pretrained state is built from: the network's shape, the tokens it
-#: reads (context, horizon, normalisation, season, token cap, autoregression), the objective
-#: its σ was trained on and the device its weights live on. Setting one resets the
-#: forecaster, pretraining included, as sktime's ``set_params`` resets every estimator.
-PRETRAINING_PARAMS = frozenset(
-    {
-        "context_length",
-        "max_horizon",
-        "normalization",
-        "seasonal_period",
-        "max_tokens",
-        "ar_order",
-        "d_model",
-        "n_heads",
-        "n_windowed_heads",
-        "n_layers",
-        "attention",
-        "dropout",
-        "loss",
-        "device",
-    }
-)
-#: Hyperparameters that steer a later training run (a further ``pretrain``, a fit without
-#: pretraining), the zero-shot fit's own calibration, or the logs: setting them after
-#: ``pretrain`` (or after loading a pretrained file) keeps the pretraining. Every
-#: hyperparameter is in exactly one of the two sets.
-RETUNABLE_PARAMS = frozenset(
-    {
-        "windows_per_series",
-        "max_targets",
-        "calibration_fraction",
-        "calibration_folds",
-        "observation_dropout",
-        "refit_on_update",
-        "lr",
-        "max_epochs",
-        "max_steps",
-        "batch_size",
-        "validation_fraction",
-        "patience",
-        "weight_decay",
-        "random_state",
-        "verbose",
-    }
-)
+__all__ = ["ForecastOutputs"]
 
 
 class ForecastOutputs:
@@ -86,8 +36,7 @@ class ForecastOutputs:
 
     # LevyForecaster's state a model file holds (levy_sklearn.serialization saves exactly
     # these): name -> (type family, required of every fitted forecaster). "sktime" marks
-    # sktime's own bookkeeping, saved as sktime keeps it. Declared here while forecaster.py
-    # is held to 600 lines.
+    # sktime's own bookkeeping, saved as sktime keeps it.
     _saved_attributes: ClassVar[dict[str, tuple[str, bool]]] = {
         "net_": ("net", True),
         "calibration_": ("calibration", True),
@@ -96,16 +45,9 @@ class ForecastOutputs:
         "series_mean_": ("floats", True),
         "series_scale_": ("scales", True),
         "n_channels_": ("int", False),
-        "time_unit_": ("span", True),
-        "time_kind_": ("text", False),
-        "time_origin_": ("number", False),
-        "context_span_": ("value", False),
-        "horizon_span_": ("value", False),
-        "seasonal_period_": ("value", False),
-        "max_targets_": ("value", False),
+        "spec_": ("spec", True),
         "ar_order_": ("int", False),
         "calibration_fraction_": ("number", False),
-        "_ar_lags": ("value", False),
         "_index_names": ("value", False),
         "_series": ("frames", True),
         "_step": ("value", False),
@@ -349,89 +291,6 @@ class ForecastOutputs:
                 stacklevel=2,
             )
         return dist
-
-    def set_params(self, **params):
-        """Set the parameters; those that do not shape the network keep the pretraining.
-
-        sktime's ``set_params`` resets the estimator to its post-``__init__`` state. Where
-        every parameter set is retunable (%s), the pretrained network, its
-        standardisation and calibration survive the reset (the forecaster is
-        ``"pretrained"``, as a clone of it is); a parameter the pretrained state is built
-        from (%s) discards them, with a warning, and a later ``fit`` trains on its series
-        alone.
-
-        Parameters
-        ----------
-        **params
-            Parameter names and values, as ``get_params`` lists them.
-
-        Returns
-        -------
-        self
-
-        Examples
-        --------
-        >>> import warnings
-        >>> from levy_sklearn.datasets import make_irregular_vitals
-        >>> from levy_sklearn.forecaster import LevyForecaster
-        >>> panel = make_irregular_vitals(6, random_state=0)
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     forecaster = LevyForecaster(max_epochs=1, d_model=8, n_heads=2).pretrain(panel)
-        >>> forecaster.set_params(calibration_fraction=0.2, verbose=0).state
-        'pretrained'
-        >>> with warnings.catch_warnings(record=True) as caught:
-        ...     warnings.simplefilter("always")
-        ...     _ = forecaster.set_params(context_length=24)
-        >>> str(caught[-1].message)[:32], forecaster.state
-        ('set_params reset this forecaster', 'new')
-        """
-        pretrained = getattr(self, "pretrained_net_", None) is not None
-        kept = None
-        if pretrained and not set(params) - RETUNABLE_PARAMS:
-            names = getattr(self, "_pretrained_attrs", None) or self.get_tag(
-                "pretrain:fitted_params"
-            )
-            kept = {name: getattr(self, name) for name in names if hasattr(self, name)}
-        super().set_params(**params)
-        if kept is not None:
-            # What sktime's clone keeps of a pretrained forecaster (its _PretrainedCloner).
-            self.__dict__.update(kept)
-            self._pretrained_attrs = list(kept)
-            self._state = "pretrained"
-        elif pretrained:
-            warnings.warn(
-                "set_params reset this forecaster (sktime resets every estimator): its "
-                "pretrained network and calibration are gone, and fit will train on the "
-                "series it is given alone. Set the parameters before pretrain, or call "
-                "pretrain again; only those in levy_sklearn._forecast_outputs."
-                "RETUNABLE_PARAMS keep the pretraining.",
-                UserWarning,
-                stacklevel=2,
-            )
-        return self
-
-    set_params.__doc__ %= tuple(
-        ", ".join(f"``{name}``" for name in sorted(names))
-        for names in (RETUNABLE_PARAMS, PRETRAINING_PARAMS)
-    )
-
-    def __sklearn_clone__(self):
-        """``sklearn.base.clone(forecaster)``: sktime's ``clone()``, which keeps a
-        pretrained network and its calibration (scikit-learn's rebuilds the forecaster from
-        ``get_params`` alone).
-
-        sktime's wrappers that clone with scikit-learn (``ConformalIntervals``,
-        ``ResidualBoostingForecaster``) then keep the pretrained network: a clone built from
-        ``get_params`` alone would fit from scratch on one series, and ``ConformalIntervals``
-        would centre the zero-shot model's residual spread on that other forecast.
-
-        Returns
-        -------
-        LevyForecaster
-            Unfitted, with this one's parameters (and pretraining, if any).
-        """
-        return self.clone()
 
     def save(self, path=None, serialization_format="pickle"):
         """sktime's ``save``, writing the package's model file: no pickle of the estimator.

@@ -23,6 +23,27 @@ from .calibration.predictive import window_forecasts
 from .training import LevyNeuralNet
 
 
+class FittedSeries(NamedTuple):
+    """What a fit keeps of its series to forecast them: the ``series`` (key → frame,
+    channels in the network's order, the context of every forecast), the population's
+    per-channel ``mean``, each series' own ``means`` and ``scales`` (``(n_series,
+    n_channels)``, in the order of ``series``), the series' common ``step`` (see
+    :meth:`~levy_sklearn._time_axis.TimeAxis.forecast_indexes`), the ``index_names`` of
+    the rows, the output's ``columns`` (matched to the frames' by name: after ``pretrain``,
+    the network's channels are the pretraining panel's) and whether a channel without
+    context observations is ``anchored`` at the population's level (after ``pretrain``, see
+    :func:`~levy_sklearn.windows.series_windows`' ``absent_levels``), else at 0."""
+
+    series: dict
+    mean: np.ndarray
+    means: np.ndarray
+    scales: np.ndarray
+    step: float | None
+    index_names: list
+    columns: list
+    anchored: bool
+
+
 class SeriesForecasts(NamedTuple):
     """Forecasts of fitted series, ``(n_rows, n_channels)`` each, columns in the order of the
     outputs: the rows' index, the mean, the calibrated variance, the model's σ (before
@@ -43,27 +64,15 @@ class SeriesForecasts(NamedTuple):
 
 def series_forecasts(
     spec: SeriesSpec,
-    series: dict,
-    scaling: tuple[np.ndarray, np.ndarray, np.ndarray],
-    anchored: bool,
+    fitted: FittedSeries,
     net: LevyNeuralNet,
     calibration: LeadCalibration,
-    fh: tuple[ForecastingHorizon, pd.Index, float | None],
-    index_names: list,
-    columns: list,
+    horizon: ForecastingHorizon,
+    cutoff: pd.Index,
     diagnostics: dict | None = None,
 ) -> SeriesForecasts:
-    """The forecasts of every series of ``series`` (key → frame, channels in the network's
-    order) at ``fh``, in data units, calibrated.
-
-    ``scaling``: the population's per-channel mean and each series' mean and scale
-    (``(n_series, n_channels)``); ``anchored``: a channel without context observations is
-    anchored at the population's level (after ``pretrain``, see
-    :func:`~levy_sklearn.windows.series_windows`' ``absent_levels``), else at 0; ``fh``:
-    sktime's horizon with the cutoff and the series' common step (see
-    :meth:`~levy_sklearn._time_axis.TimeAxis.forecast_indexes`);
-    ``columns``: the output's column names, matched to the frames' by name (after
-    ``pretrain``, the network's channels are the pretraining panel's).
+    """The forecasts of every ``fitted`` series at sktime's ``horizon`` from ``cutoff``, in
+    data units, calibrated, rows indexed and columns ordered as ``fitted`` says.
 
     A ``diagnostics`` dict gets the per-head ``evidence`` and ``disagreement`` (data
     units², calibrated like the variance) and the ``noise`` variance, ``(n_rows,
@@ -76,11 +85,11 @@ def series_forecasts(
     without a channel that every pretraining subject showed, and its σ there was 2–3 times
     the population's (90 % coverage 0.99–1.00).
     """
+    series, series_mean, series_scale = fitted.series, fitted.means, fitted.scales
     axis, keys, frames = spec.axis, list(series), list(series.values())
-    channel_mean, series_mean, series_scale = scaling
-    horizon, cutoff, step = fh
+    anchored = fitted.anchored
     ends, tz = [f.index[-1] for f in frames], getattr(frames[0].index, "tz", None)
-    indexes = axis.forecast_indexes(horizon, ends, cutoff, step, tz)
+    indexes = axis.forecast_indexes(horizon, ends, cutoff, fitted.step, tz)
     n_ch = series_mean.shape[1]
     times, values = standardised(axis, list(series.items()), series_mean, series_scale)
     at = [axis.times(index) for index in indexes]
@@ -93,7 +102,7 @@ def series_forecasts(
             UserWarning,
             stacklevel=6,  # the user's predict call, through sktime's public method
         )
-    population = population_in_series_units(channel_mean, series_mean, series_scale)
+    population = population_in_series_units(fitted.mean, series_mean, series_scale)
     windows, where = spec.plan().forecast_windows(
         times, values, at, population if anchored else None
     )
@@ -113,7 +122,7 @@ def series_forecasts(
     else:
         rows = pd.MultiIndex.from_tuples(
             [(*key, t) for key, index in zip(keys, indexes, strict=True) for t in index],
-            names=index_names,
+            names=fitted.index_names,
         )
     shape = (len(rows), n_ch)
     if diagnostics is not None:
@@ -127,6 +136,7 @@ def series_forecasts(
         )
         diagnostics["noise"] = (np.where(unseen, 0.0, f.noise) * scale**2).reshape(shape)
     internal = list(frames[0].columns)
+    columns = fitted.columns
     order = [0] if len(columns) == 1 else [internal.index(c) for c in columns]
     return _calibrated(
         rows,

@@ -4,25 +4,31 @@ What one fit resolves from the hyperparameters and its series, once (:class:`Ser
 the time axis, the window plan, the autoregression's lags), the network built for it
 (:func:`train_network`), and pretraining with σ calibrated on subjects held out of training
 (:func:`pretrain_calibrated`). :class:`~levy_sklearn.forecaster.LevyForecaster` calls these
-from its sktime methods and keeps the fitted state.
+from its sktime methods with its hyperparameters' values and keeps the fitted state; none of
+them takes the forecaster.
 """
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from ._normalisation import NORMALIZATIONS
 from ._panel import in_order, instances, key_order
-from ._time_axis import TimeAxis, describe_kind, index_kind
+from ._time_axis import TimeAxis, describe_kind, index_kind, is_positive_span
 from .calibration import LeadCalibration, population_spread, with_unseen
 from .calibration.held_out import calibrate, calibrate_across_series, held_out_forecasts
 from .training import (
+    Budget,
     LevyNeuralNet,
+    NetworkSpec,
+    TrainingSpec,
     continue_levy_net,
     fit_levy_net,
     make_levy_net,
@@ -30,9 +36,6 @@ from .training import (
 )
 from .validation import own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
-
-if TYPE_CHECKING:  # annotations only: the forecaster imports this module
-    from .forecaster import LevyForecaster
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
@@ -98,33 +101,80 @@ class SeriesSpec:
     windows_per_series: int
     observation_dropout: float
 
+    def to_state(self) -> dict[str, Any]:
+        """The spec's fields for a model file, the time axis's among them by name.
+
+        Examples
+        --------
+        >>> from levy_sklearn._series_training import SeriesSpec
+        >>> from levy_sklearn._time_axis import TimeAxis
+        >>> spec = SeriesSpec(TimeAxis("numeric", 1.0, 36.0, 12.0, None), None, 13, "last",
+        ...                   256, 512, 0.3)
+        >>> state = spec.to_state()
+        >>> state["unit"], state["lags"]
+        (1.0, 13)
+        >>> SeriesSpec.from_state(state) == spec
+        True
+        """
+        axis = {f.name: getattr(self.axis, f.name) for f in fields(TimeAxis)}
+        return axis | {f.name: getattr(self, f.name) for f in fields(self) if f.name != "axis"}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> SeriesSpec:
+        """The spec of :meth:`to_state`'s fields, checked: a ``ValueError`` names a field
+        that a fit cannot have written.
+
+        Parameters
+        ----------
+        state : dict
+        """
+        axis_names = {f.name for f in fields(TimeAxis)}
+        names = axis_names | {f.name for f in fields(cls)} - {"axis"}
+        if set(state) != names:
+            raise ValueError(f"a series spec holds {sorted(names)}, not {sorted(state)}.")
+        problem = _spec_problem(state)
+        if problem:
+            raise ValueError(f"the series spec's {problem}, which no fit writes.")
+        axis = TimeAxis(**{name: state[name] for name in axis_names})
+        return cls(axis, **{name: state[name] for name in names - axis_names})
+
     @classmethod
     def resolve(
         cls,
-        forecaster: LevyForecaster,
         series: list[tuple[Hashable, pd.DataFrame]],
         pretrained: tuple[str, pd.Timedelta | float] | None = None,
+        *,
+        context_length: float | str | pd.Timedelta,
+        max_horizon: float | str | pd.Timedelta,
+        seasonal_period: float | str | pd.Timedelta | None,
+        max_tokens: int,
+        max_targets: int | str,
+        ar_order: int | str,
+        normalization: str,
+        windows_per_series: int,
+        observation_dropout: float,
     ) -> SeriesSpec:
-        """The spec of ``series`` under ``forecaster``'s hyperparameters (times in the unit
-        of a pretraining panel of kind and unit ``pretrained``)."""
+        """The spec of ``series`` under these hyperparameters (the forecaster's, ``"auto"``
+        unresolved), times in the unit of a pretraining panel of kind and unit
+        ``pretrained``."""
         indexes = [frame.index for _, frame in series]
         # Observed cells per row: how many time steps max_tokens context tokens cover.
         rows = sum(len(frame) for _, frame in series)
         cells = sum(int(frame.notna().to_numpy().sum()) for _, frame in series)
         axis = TimeAxis.fit(
             indexes,
-            context_length=forecaster.context_length,
-            max_horizon=forecaster.max_horizon,
-            seasonal_period=forecaster.seasonal_period,
+            context_length=context_length,
+            max_horizon=max_horizon,
+            seasonal_period=seasonal_period,
             pretrained=pretrained,
-            max_tokens=forecaster.max_tokens,
+            max_tokens=max_tokens,
             tokens_per_step=cells / rows if cells else 1.0,
         )
         regular = axis.is_regular(indexes)
-        targets = forecaster.max_targets
+        targets = max_targets
         if isinstance(targets, str):  # "auto": cap irregular series only
             targets = None if regular else _AUTO_MAX_TARGETS
-        order = forecaster.ar_order
+        order = ar_order
         # At most one lag per time unit of the context (lag 0 included): no lag reaches
         # further back than a window does.
         most = int(np.floor(axis.context_span) + 1)
@@ -142,10 +192,10 @@ class SeriesSpec:
             axis,
             targets,
             min(order, most),
-            forecaster.normalization,
-            forecaster.max_tokens,
-            forecaster.windows_per_series,
-            float(forecaster.observation_dropout),
+            normalization,
+            max_tokens,
+            windows_per_series,
+            float(observation_dropout),
         )
 
     def plan(self, calibration_fraction: float = 0.0) -> WindowPlan:
@@ -161,6 +211,34 @@ class SeriesSpec:
             self.observation_dropout,
             calibration_fraction,
         )
+
+
+def _spec_problem(state: dict[str, Any]) -> str | None:
+    """The first field of a spec's ``state`` (read from a file) that no fit writes."""
+
+    def count(value: object, low: int) -> bool:
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= low
+
+    def span(value: object) -> bool:
+        return isinstance(value, numbers.Real) and bool(np.isfinite(value)) and value > 0
+
+    checks = {
+        "kind": isinstance(state["kind"], str),
+        "unit": is_positive_span(state["unit"]),
+        "origin": isinstance(state["origin"], numbers.Real) and bool(np.isfinite(state["origin"])),
+        "context_span": span(state["context_span"]),
+        "horizon_span": span(state["horizon_span"]),
+        "seasonal_period": state["seasonal_period"] is None or span(state["seasonal_period"]),
+        "max_targets": state["max_targets"] is None or count(state["max_targets"], 1),
+        "lags": count(state["lags"], 0),
+        "normalization": state["normalization"] in NORMALIZATIONS,
+        "max_tokens": count(state["max_tokens"], 1),
+        "windows_per_series": count(state["windows_per_series"], 1),
+        "observation_dropout": isinstance(state["observation_dropout"], float)
+        and 0 <= state["observation_dropout"] <= 1,
+    }
+    bad = next((name for name, ok in checks.items() if not ok), None)
+    return None if bad is None else f"{bad} is {state[bad]!r}"
 
 
 class Panel(NamedTuple):
@@ -356,16 +434,20 @@ def calibration_share(
 
 
 def train_network(
-    forecaster: LevyForecaster,
     spec: SeriesSpec,
     windows: SeriesWindows,
-    n_channels: int,
     seed: int,
+    network_spec: Callable[..., NetworkSpec],
+    training_spec: Callable[..., TrainingSpec],
 ) -> LevyNeuralNet:
-    """Build the network for ``spec`` under ``forecaster``'s hyperparameters and train it:
-    windowed heads start with half the context as look-back, the autoregression has
-    ``spec.lags`` lags and a weight per time unit of the horizon, and learns faster where
-    the windows' season is removed."""
+    """Build the network for ``spec`` and train it on ``windows``: windowed heads start with
+    half the context as look-back, the autoregression has ``spec.lags`` lags and a weight
+    per time unit of the horizon, and learns faster where the windows' season is removed.
+
+    ``network_spec(**resolved)`` and ``training_spec(n_rows, **resolved)`` complete the
+    front-end's hyperparameters with what the series resolved (see
+    :class:`~levy_sklearn.training.NetworkSpec` and
+    :class:`~levy_sklearn.training.TrainingSpec`)."""
     if not np.isfinite(windows.targets).any():
         raise ValueError(
             "No training window could be cut from y: every window needs at least one "
@@ -374,16 +456,13 @@ def train_network(
         )
     axis = spec.axis
     net = make_levy_net(
-        forecaster._network_spec(
-            n_channels,
-            n_channels,
+        network_spec(
             bandwidth=1.0,
             lookback=max(axis.context_span / 2, 1.0),
             n_lags=spec.lags,
             n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
         ),
-        forecaster._training_spec(
-            seed,
+        training_spec(
             len(windows.targets),
             recipe="windows",
             lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() else 1.0,
@@ -417,20 +496,25 @@ def calibrated_on(
 
 
 def continue_network(
-    forecaster: LevyForecaster, net: LevyNeuralNet, windows: SeriesWindows, seed: int
+    net: LevyNeuralNet,
+    windows: SeriesWindows,
+    seed: int,
+    budget: Callable[[int], Budget],
+    verbose: int,
 ) -> LevyNeuralNet:
-    """A copy of ``net`` trained further on ``windows`` for ``forecaster``'s ``max_epochs``
-    (within its budget, at its batch size for these windows; the learning rate stays
-    ``net``'s): an interrupted update leaves ``net`` as it was."""
-    budget = forecaster._budget(len(windows.targets))
+    """A copy of ``net`` trained further on ``windows`` for the epochs and at the batch size
+    that ``budget(n_windows)`` gives (the front-end's ``max_epochs`` within its
+    ``max_steps``; the learning rate stays ``net``'s): an interrupted update leaves ``net``
+    as it was."""
+    steps = budget(len(windows.targets))
     return continue_levy_net(
         net,
         windows.tokens,
         windows.targets.astype(np.float32),
         seed,
-        budget.epochs,
-        verbose=forecaster.verbose,
-        batch_size=budget.batch_size,
+        steps.epochs,
+        verbose=verbose,
+        batch_size=steps.batch_size,
     )
 
 

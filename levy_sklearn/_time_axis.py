@@ -437,6 +437,14 @@ def season_reach(period: float) -> float:
     return MIN_SEASONS * period + 1.0
 
 
+def is_positive_span(unit: object) -> bool:
+    """Whether a time unit is a positive ``Timedelta`` or number (not NaT, NaN or text)."""
+    try:
+        return bool(unit > (pd.Timedelta(0) if isinstance(unit, pd.Timedelta) else 0))
+    except TypeError:
+        return False
+
+
 def compatible_kinds(a: str, b: str) -> bool:
     """Whether series of index kinds ``a`` and ``b`` share a time unit (datetime and timedelta
     indexes do)."""

@@ -1,6 +1,8 @@
 """LevyForecaster: the sktime shell of the Lévy-attention forecaster.
 
-Tags, parameters and sktime's private methods. The work lives below it (every module in
+Tags, parameters (their validation, ``set_params`` and ``clone`` keeping a pretraining) and
+sktime's private methods, which hold the fitted state and hand the modules below it plain
+values, specs and arrays, never the forecaster. The work lives below it (every module in
 :doc:`/where_things_live`): the time axis in ``_time_axis``, the windows in
 :mod:`levy_sklearn.windows`, training in ``_series_training``, forecasts in
 ``_series_forecasts``, the predictive distribution in :mod:`levy_sklearn.calibration`, the
@@ -9,6 +11,8 @@ public outputs beyond sktime's in ``_forecast_outputs``.
 
 from __future__ import annotations
 
+import warnings
+from functools import partial
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -21,7 +25,7 @@ from ._forecast_outputs import ForecastOutputs
 from ._hyperparameters import LevyHyperparameters, NumberInterval, int_at_least, shared_docs
 from ._normalisation import NORMALIZATIONS
 from ._panel import in_key_order, in_order, instances, sktime_ready, warn_unobserved
-from ._series_forecasts import SeriesForecasts, series_forecasts
+from ._series_forecasts import FittedSeries, SeriesForecasts, series_forecasts
 from ._series_training import (
     N_FOLDS,
     Panel,
@@ -36,11 +40,10 @@ from ._series_training import (
     train_network,
     warn_far_from_population,
 )
-from ._time_axis import TimeAxis
 from .calibration import at_least
 from .training import LevyNeuralNet
 
-__all__ = ["LevyForecaster"]
+__all__ = ["PRETRAINING_PARAMS", "RETUNABLE_PARAMS", "LevyForecaster"]
 
 _INNER_MTYPES = ["pd.DataFrame", "pd-multiindex", "pd_multiindex_hier"]
 # Names of the attributes pretrain writes (the sktime "pretrain:fitted_params" contract).
@@ -54,6 +57,52 @@ _PRETRAINED = [
     "pretrained_channel_scale_",
     "pretrained_calibration_",
 ]
+
+#: Hyperparameters the pretrained state is built from: the network's shape, the tokens it
+#: reads (context, horizon, normalisation, season, token cap, autoregression), the objective
+#: its σ was trained on and the device its weights live on. Setting one resets the
+#: forecaster, pretraining included, as sktime's ``set_params`` resets every estimator.
+PRETRAINING_PARAMS = frozenset(
+    {
+        "context_length",
+        "max_horizon",
+        "normalization",
+        "seasonal_period",
+        "max_tokens",
+        "ar_order",
+        "d_model",
+        "n_heads",
+        "n_windowed_heads",
+        "n_layers",
+        "attention",
+        "dropout",
+        "loss",
+        "device",
+    }
+)
+#: Hyperparameters that steer a later training run (a further ``pretrain``, a fit without
+#: pretraining), the zero-shot fit's own calibration, or the logs: setting them after
+#: ``pretrain`` (or after loading a pretrained file) keeps the pretraining. Every
+#: hyperparameter is in exactly one of the two sets.
+RETUNABLE_PARAMS = frozenset(
+    {
+        "windows_per_series",
+        "max_targets",
+        "calibration_fraction",
+        "calibration_folds",
+        "observation_dropout",
+        "refit_on_update",
+        "lr",
+        "max_epochs",
+        "max_steps",
+        "batch_size",
+        "validation_fraction",
+        "patience",
+        "weight_decay",
+        "random_state",
+        "verbose",
+    }
+)
 
 
 @shared_docs
@@ -125,6 +174,10 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ``context_length`` and ``max_horizon`` in time units.
     seasonal_period_ : float or None
         The seasonal period in time units (``"auto"`` resolved).
+    spec_ : SeriesSpec
+        What fit resolved from the hyperparameters and the series, once: the time axis (the
+        attributes above read it), ``max_targets_``, the autoregression's lags and the
+        window hyperparameters.
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
         The population's per-channel standardisation (the pretraining panel's after
         ``pretrain``, then also for channels with under 10 observations of their own).
@@ -285,35 +338,154 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         self.verbose = verbose
         super().__init__()
 
+    # ------------------------------------------------------------------ parameters
+
+    def set_params(self, **params):
+        """Set the parameters; those that do not shape the network keep the pretraining.
+
+        sktime's ``set_params`` resets the estimator to its post-``__init__`` state. Where
+        every parameter set is retunable (%s), the pretrained network, its
+        standardisation and calibration survive the reset (the forecaster is
+        ``"pretrained"``, as a clone of it is); a parameter the pretrained state is built
+        from (%s) discards them, with a warning, and a later ``fit`` trains on its series
+        alone.
+
+        Parameters
+        ----------
+        **params
+            Parameter names and values, as ``get_params`` lists them.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> import warnings
+        >>> from levy_sklearn.datasets import make_irregular_vitals
+        >>> from levy_sklearn.forecaster import LevyForecaster
+        >>> panel = make_irregular_vitals(6, random_state=0)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     forecaster = LevyForecaster(max_epochs=1, d_model=8, n_heads=2).pretrain(panel)
+        >>> forecaster.set_params(calibration_fraction=0.2, verbose=0).state
+        'pretrained'
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = forecaster.set_params(context_length=24)
+        >>> str(caught[-1].message)[:32], forecaster.state
+        ('set_params reset this forecaster', 'new')
+        """
+        pretrained = getattr(self, "pretrained_net_", None) is not None
+        kept = None
+        if pretrained and not set(params) - RETUNABLE_PARAMS:
+            names = getattr(self, "_pretrained_attrs", None) or self.get_tag(
+                "pretrain:fitted_params"
+            )
+            kept = {name: getattr(self, name) for name in names if hasattr(self, name)}
+        super().set_params(**params)
+        if kept is not None:
+            # What sktime's clone keeps of a pretrained forecaster (its _PretrainedCloner).
+            self.__dict__.update(kept)
+            self._pretrained_attrs = list(kept)
+            self._state = "pretrained"
+        elif pretrained:
+            warnings.warn(
+                "set_params reset this forecaster (sktime resets every estimator): its "
+                "pretrained network and calibration are gone, and fit will train on the "
+                "series it is given alone. Set the parameters before pretrain, or call "
+                "pretrain again; only those in levy_sklearn.forecaster."
+                "RETUNABLE_PARAMS keep the pretraining.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self
+
+    set_params.__doc__ %= tuple(
+        ", ".join(f"``{name}``" for name in sorted(names))
+        for names in (RETUNABLE_PARAMS, PRETRAINING_PARAMS)
+    )
+
+    def __sklearn_clone__(self):
+        """``sklearn.base.clone(forecaster)``: sktime's ``clone()``, which keeps a
+        pretrained network and its calibration (scikit-learn's rebuilds the forecaster from
+        ``get_params`` alone).
+
+        sktime's wrappers that clone with scikit-learn (``ConformalIntervals``,
+        ``ResidualBoostingForecaster``) then keep the pretrained network: a clone built from
+        ``get_params`` alone would fit from scratch on one series, and ``ConformalIntervals``
+        would centre the zero-shot model's residual spread on that other forecast.
+
+        Returns
+        -------
+        LevyForecaster
+            Unfitted, with this one's parameters (and pretraining, if any).
+        """
+        return self.clone()
+
     # ------------------------------------------------------------------ resolved at fit
 
+    # spec_ holds what fit resolved; the public attributes below read it.
+
     @property
-    def _spec(self) -> SeriesSpec:
-        """The fitted series' spec (see :class:`~levy_sklearn._series_training.SeriesSpec`),
-        from the fitted attributes."""
-        axis = TimeAxis(
-            self.time_kind_,
-            self.time_unit_,
-            self.context_span_,
-            self.horizon_span_,
-            self.seasonal_period_,
-            getattr(self, "time_origin_", 0),  # files saved before it: the Unix epoch
-        )
-        return SeriesSpec(
-            axis,
-            self.max_targets_,
-            self._ar_lags,
-            self.normalization,
-            self.max_tokens,
-            self.windows_per_series,
-            float(self.observation_dropout),
-        )
+    def time_kind_(self) -> str:
+        """The fitted index kind (``spec_.axis.kind``; see the class docstring)."""
+        return self.spec_.axis.kind
+
+    @property
+    def time_unit_(self) -> pd.Timedelta | float:
+        """The fitted time unit (``spec_.axis.unit``)."""
+        return self.spec_.axis.unit
+
+    @property
+    def time_origin_(self) -> int | float:
+        """The fitted time zero (``spec_.axis.origin``)."""
+        return self.spec_.axis.origin
+
+    @property
+    def context_span_(self) -> float:
+        """``context_length`` in time units (``spec_.axis.context_span``)."""
+        return self.spec_.axis.context_span
+
+    @property
+    def horizon_span_(self) -> float:
+        """``max_horizon`` in time units (``spec_.axis.horizon_span``)."""
+        return self.spec_.axis.horizon_span
+
+    @property
+    def seasonal_period_(self) -> float | None:
+        """The seasonal period in time units (``spec_.axis.seasonal_period``)."""
+        return self.spec_.axis.seasonal_period
+
+    @property
+    def max_targets_(self) -> int | None:
+        """``max_targets`` resolved (``spec_.max_targets``)."""
+        return self.spec_.max_targets
 
     def _resolve(self, series: list[tuple]) -> SeriesSpec:
         """The spec of ``series`` (the pretraining unit after ``pretrain``)."""
         fitted = getattr(self, "pretrained_net_", None) is not None
         pretrained = (self.pretrained_time_kind_, self.pretrained_time_unit_) if fitted else None
-        return SeriesSpec.resolve(self, series, pretrained)
+        return SeriesSpec.resolve(
+            series,
+            pretrained,
+            context_length=self.context_length,
+            max_horizon=self.max_horizon,
+            seasonal_period=self.seasonal_period,
+            max_tokens=self.max_tokens,
+            max_targets=self.max_targets,
+            ar_order=self.ar_order,
+            normalization=self.normalization,
+            windows_per_series=self.windows_per_series,
+            observation_dropout=self.observation_dropout,
+        )
+
+    def _trainer(self, spec: SeriesSpec, n_channels: int, seed: int):
+        """``windows -> network`` trained afresh under these hyperparameters (see
+        :func:`~levy_sklearn._series_training.train_network`)."""
+        network_spec = partial(self._network_spec, n_channels, n_channels)
+        training_spec = partial(self._training_spec, seed)
+        return lambda windows: train_network(spec, windows, seed, network_spec, training_spec)
 
     def _pretrained_scaling(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The pretraining panel's channel standardisation after ``pretrain``, else ``None``."""
@@ -347,7 +519,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             panel,
             self.calibration_folds,
             seed,
-            lambda w: train_network(self, panel.spec, w, y.shape[1], seed),
+            self._trainer(panel.spec, y.shape[1], seed),
         )
         # Written together once training succeeded: an interrupted pretrain leaves none.
         self.pretrained_time_unit_ = panel.spec.axis.unit
@@ -374,7 +546,13 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             self._pretraining_panel(y),
             self.calibration_folds,
             seed,
-            lambda w: continue_network(self, self.pretrained_net_, w, seed),
+            partial(
+                continue_network,
+                self.pretrained_net_,
+                seed=seed,
+                budget=self._budget,
+                verbose=self.verbose,
+            ),
         )
         self.pretrained_net_ = net
         return self
@@ -403,10 +581,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     def _fit(self, y, X=None, fh=None):
         """Fit to ``y`` (a series, or a panel: one global model); see the class docstring.
 
-        Writes ``net_``, ``time_unit_``, ``time_origin_``, ``time_kind_``, ``context_span_``,
-        ``horizon_span_``, ``seasonal_period_``, ``channel_mean_``, ``channel_scale_``,
-        ``series_mean_``, ``series_scale_``, ``n_channels_``, ``ar_order_``, ``max_targets_``,
-        ``calibration_fraction_``, ``calibration_`` and the context kept for prediction.
+        Writes ``net_``, ``spec_`` (which ``time_unit_``, ``time_origin_``, ``time_kind_``,
+        ``context_span_``, ``horizon_span_``, ``seasonal_period_`` and ``max_targets_``
+        read), ``channel_mean_``, ``channel_scale_``, ``series_mean_``, ``series_scale_``,
+        ``n_channels_``, ``ar_order_``, ``calibration_fraction_``, ``calibration_`` and the
+        context kept for prediction.
         After ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
@@ -419,18 +598,13 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         series = instances(y)
         warn_unobserved(y, "y", pretrained=pretrained is not None)
         self.n_channels_ = y.shape[1]
-        spec = self._resolve(series)
-        self.time_kind_, self.time_unit_ = spec.axis.kind, spec.axis.unit
-        self.time_origin_ = spec.axis.origin
-        self.context_span_, self.horizon_span_ = spec.axis.context_span, spec.axis.horizon_span
-        self.seasonal_period_ = spec.axis.seasonal_period
-        self.max_targets_, self._ar_lags = spec.max_targets, spec.lags
+        self.spec_ = self._resolve(series)
         self._index_names = list(y.index.names)
         self._fit_core(series, pretrained)
         return self
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
-        seed, spec = self._seed(), self._spec
+        seed, spec = self._seed(), self.spec_
         panel = series_panel(spec, series, self._pretrained_scaling(), pretrained is not None)
         self.channel_mean_, self.channel_scale_ = panel.mean, panel.scale
         self.series_mean_, self.series_scale_ = panel.means, panel.scales
@@ -441,7 +615,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ranked = panel.in_key_order([key for key, _ in series])  # trained in the keys' order
         if pretrained is None:
             windows = plan.windows(ranked.times, ranked.values, "train", seed)
-            self.net_ = train_network(self, spec, windows, self.n_channels_, seed)
+            self.net_ = self._trainer(spec, self.n_channels_, seed)(windows)
             self.calibration_ = calibrated_on(self.net_, plan, ranked, "calibrate", seed)
         else:
             # Zero-shot: pretrain's calibration across subjects; a series' own only widens it.
@@ -471,7 +645,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         if update_params and self.refit_on_update:
             self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))
         else:
-            self._step = self._spec.axis.common_step([f.index for f in self._series.values()])
+            self._step = self.spec_.axis.common_step([f.index for f in self._series.values()])
         return self
 
     def _update_predict_single(self, y, fh, X=None, update_params=True):
@@ -497,17 +671,18 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _moments(self, fh, diagnostics: dict | None = None) -> SeriesForecasts:
         """Every forecast at ``fh`` in fit's column order, calibrated (``series_forecasts``)."""
-        return series_forecasts(
-            self._spec,
+        fitted = FittedSeries(
             self._series,
-            (self.channel_mean_, self.series_mean_, self.series_scale_),
-            getattr(self, "pretrained_net_", None) is not None,  # anchor at the population
-            self.net_,
-            self.calibration_,
-            (fh, self.cutoff, self._step),
+            self.channel_mean_,
+            self.series_mean_,
+            self.series_scale_,
+            self._step,
             self._index_names,
             list(self._get_columns("predict")),
-            diagnostics,
+            anchored=getattr(self, "pretrained_net_", None) is not None,
+        )
+        return series_forecasts(
+            self.spec_, fitted, self.net_, self.calibration_, fh, self.cutoff, diagnostics
         )
 
     def _predict_proba(self, fh, X=None, marginal=True):

@@ -232,3 +232,22 @@ def test_panel_distribution_metrics_in_evaluate_copy_a_score_and_predict_proba_s
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # a single series: skpro scores it
         forecaster.fit(panel.loc["a"]).predict_proba(fh=[1, 2])
+
+
+def test_the_fitted_time_attributes_read_the_one_resolved_spec():
+    start = pd.Timestamp("2024-01-01")
+    y = pd.Series(np.sin(np.arange(40.0)), index=pd.date_range(start, periods=40, freq="h"))
+    f = LevyForecaster(**{**TINY_FC, "context_length": "6h", "max_horizon": 3, "max_targets": 5})
+    f = f.fit(y)
+    assert (f.time_kind_, f.time_unit_, f.time_origin_) == (
+        "datetime",
+        pd.Timedelta("1h"),
+        start.value,
+    )
+    assert (f.context_span_, f.horizon_span_, f.max_targets_) == (6.0, 3.0, 5)
+    assert f.spec_.axis.context_span == 6.0 and f.spec_.max_targets == 5
+    fitted = f.get_fitted_params()  # sktime lists the derived attributes too
+    documented = {"time_kind", "time_unit", "time_origin", "context_span", "horizon_span"}
+    assert documented | {"seasonal_period", "max_targets", "spec"} <= set(fitted)
+    with pytest.raises(AttributeError):
+        f.time_unit_ = pd.Timedelta("2h")  # no second copy of the spec to drift from it

@@ -32,8 +32,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 import levy_sklearn
-from levy_sklearn._forecast_outputs import PRETRAINING_PARAMS, RETUNABLE_PARAMS
-from levy_sklearn.forecaster import LevyForecaster
+from levy_sklearn.forecaster import PRETRAINING_PARAMS, RETUNABLE_PARAMS, LevyForecaster
 from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.serialization import FORMAT_VERSION, load, load_from_path, save
 
@@ -459,7 +458,7 @@ def test_skops_status_matches_the_faq(regressor, forecasters):
 # ---------------------------------------------------------------- compatibility fixtures
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
 @pytest.mark.parametrize("name", ["regressor", "forecaster"])
 def test_committed_v1_fixtures_load(name, version):
     model = load(DATA / f"{name}_v{version}.levy.zip")
@@ -485,6 +484,33 @@ def test_a_v1_calibration_is_migrated_once_at_load_and_saved_in_its_schema(tmp_p
     save(model, tmp_path / "again.levy.zip")
     state = json.loads(zipfile.ZipFile(tmp_path / "again.levy.zip").read("state.json"))
     assert state["attributes"]["calibration_"]["$state"][2]["schema"] == 2
+    assert_same(forecaster_outputs(model), forecaster_outputs(load(tmp_path / "again.levy.zip")))
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_an_older_forecaster_file_gets_its_series_spec_whole_once_at_load(version, tmp_path):
+    # Formats 1 to 3 held the fitted spec as eight attributes (format 1 without the time
+    # origin, then the epoch) and read four of its fields from the hyperparameters.
+    path = DATA / f"forecaster_v{version}.levy.zip"
+    old = json.loads(zipfile.ZipFile(path).read("state.json"))
+    model = load(path)
+    spec = model.spec_
+    assert spec.axis.kind == old["attributes"]["time_kind_"] == model.time_kind_
+    assert model.time_unit_ == pd.Timedelta(old["attributes"]["time_unit_"]["$timedelta"][0])
+    assert model.time_origin_ == old["attributes"].get("time_origin_", 0)
+    assert (model.context_span_, model.horizon_span_) == (8.0, 4.0)
+    assert model.seasonal_period_ is None and model.max_targets_ == 16 and spec.lags == 0
+    params = old["params"]
+    assert (spec.normalization, spec.max_tokens, spec.windows_per_series) == (
+        params["normalization"],
+        params["max_tokens"],
+        params["windows_per_series"],
+    )
+    assert spec.observation_dropout == float(params["observation_dropout"])
+    save(model, tmp_path / "again.levy.zip")
+    state = json.loads(zipfile.ZipFile(tmp_path / "again.levy.zip").read("state.json"))
+    assert state["attributes"]["spec_"]["$state"][0] == "SeriesSpec"
+    assert not {"time_unit_", "time_kind_", "_ar_lags"} & set(state["attributes"])
     assert_same(forecaster_outputs(model), forecaster_outputs(load(tmp_path / "again.levy.zip")))
 
 
@@ -831,8 +857,16 @@ FORECASTER_REFUSALS = {
         r"calibration_: unknown tables \['evil'\]",
     ),
     "NaN time unit": (
-        lambda d: _edit_state(d, _set(["attributes", "time_unit_"], {"$float": "nan"})),
-        "time_unit_ is nan, not a positive span",
+        lambda d: _edit_state(
+            d, _set(["attributes", "spec_", "$state", 2, "unit"], {"$float": "nan"})
+        ),
+        "spec_: the series spec's unit is nan",
+    ),
+    "negative context span": (
+        lambda d: _edit_state(
+            d, _set(["attributes", "spec_", "$state", 2, "context_span"], {"$float": "-inf"})
+        ),
+        "spec_: the series spec's context_span is -inf",
     ),
 }
 

@@ -18,7 +18,7 @@ from .checks import TAMPERED, refuse
 from .codec import PICKLE_PROTOCOL
 
 # The format version save writes (levy_sklearn.serialization.FORMAT_VERSION).
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 FORMAT = "levy-sklearn model"
 MANIFEST, STATE, WEIGHTS = "manifest.json", "state.json", "weights.safetensors"
 # sktime.base.load(path) runs pickle.loads on this member and calls load_from_path of the
@@ -33,9 +33,10 @@ _DEPENDENCIES = ("numpy", "pandas", "torch", "scikit-learn", "skorch", "sktime",
 
 
 def estimator_classes() -> dict[str, type]:
-    # Imported here: importing this module must not import sktime (see levy_sklearn/__init__).
-    from ..forecaster import LevyForecaster
-    from ..regressor import LevyAttentionRegressor
+    # The package's public estimators by name, through its lazy attributes
+    # (levy_sklearn.__getattr__): importing this module imports no front-end (nor sktime),
+    # and the estimators' own save and load methods, which call it, stay below it.
+    from .. import LevyAttentionRegressor, LevyForecaster
 
     return {"LevyAttentionRegressor": LevyAttentionRegressor, "LevyForecaster": LevyForecaster}
 
@@ -80,10 +81,47 @@ def _net_specs(key: str, state: dict) -> dict:
     return state
 
 
+# A fitted forecaster's series spec (spec_, format 4) held as attributes and hyperparameters
+# by formats 1 to 3: the spec's field of each.
+_SPEC_ATTRIBUTES = {
+    "time_kind_": "kind",
+    "time_unit_": "unit",
+    "time_origin_": "origin",
+    "context_span_": "context_span",
+    "horizon_span_": "horizon_span",
+    "seasonal_period_": "seasonal_period",
+    "max_targets_": "max_targets",
+    "_ar_lags": "lags",
+}
+_SPEC_PARAMS = ("normalization", "max_tokens", "windows_per_series", "observation_dropout")
+
+
+def _spec_whole(key: str, state: dict) -> dict:
+    """Formats 1 to 3 held a fitted forecaster's series spec as eight attributes and read
+    four of its fields from the hyperparameters at predict; format 4 holds it whole
+    (``spec_``, a ``SeriesSpec`` state)."""
+    attributes = state["attributes"]
+    if key != "LevyForecaster" or "time_unit_" not in attributes:
+        return state  # a regressor, or a forecaster not fitted
+    fields = {
+        new: attributes.pop(old) for old, new in _SPEC_ATTRIBUTES.items() if old in attributes
+    }
+    fields.setdefault("origin", 0)  # format 1 measured times from the Unix epoch
+    fields |= {name: state["params"][name] for name in _SPEC_PARAMS if name in state["params"]}
+    if type(fields.get("observation_dropout")) is int:  # the spec holds it as a float
+        fields["observation_dropout"] = float(fields["observation_dropout"])
+    attributes["spec_"] = {"$state": ["SeriesSpec", "spec_", fields]}
+    return state
+
+
 #: {version: function turning that version's state (of the estimator named) into the next
 #: version's}. Format 2 added the _metadata member of forecaster files, format 3 wrote nets
-#: as their specs.
-MIGRATIONS: dict[int, Callable[[str, dict], dict]] = {1: _calibration_folds_default, 2: _net_specs}
+#: as their specs, format 4 a fitted forecaster's series spec whole.
+MIGRATIONS: dict[int, Callable[[str, dict], dict]] = {
+    1: _calibration_folds_default,
+    2: _net_specs,
+    3: _spec_whole,
+}
 
 
 def migrate(key: str, version: int, state: Any) -> Any:

@@ -19,10 +19,11 @@ def refuse(problem: str, fix: str = "") -> ValueError:
 
 def state_classes() -> dict[str, type]:
     """The package's state classes by the family that declares them."""
+    from .._series_training import SeriesSpec
     from ..calibration import LeadCalibration
     from ..conformal import ConformalIntervals
 
-    return {"calibration": LeadCalibration, "conformal": ConformalIntervals}
+    return {"calibration": LeadCalibration, "conformal": ConformalIntervals, "spec": SeriesSpec}
 
 
 def _families() -> dict[str, tuple[type, ...]]:
@@ -144,6 +145,8 @@ def _check_regressor(attributes: dict) -> None:
 def _check_forecaster(attributes: dict) -> None:
     """The standardisation, calibration and time unit (and the pretrained ones) as a fit
     writes them, for the network's number of channels."""
+    from .._time_axis import is_positive_span  # here: it imports sktime
+
     for prefix in ("", "pretrained_"):
         net = attributes.get(f"{prefix}net_")
         if net is None:
@@ -161,17 +164,10 @@ def _check_forecaster(attributes: dict) -> None:
                 calibration.check(n)
             except ValueError as error:
                 raise refuse(f"{prefix}calibration_: {error}", TAMPERED) from None
+        # The fitted one is spec_'s, checked by SeriesSpec.from_state.
         unit = attributes.get(f"{prefix}time_unit_")
-        if unit is not None and not _positive_span(unit):
+        if unit is not None and not is_positive_span(unit):
             raise refuse(f"{prefix}time_unit_ is {unit!r}, not a positive span.", TAMPERED)
-
-
-def _positive_span(unit: object) -> bool:
-    """Whether a time unit is a positive ``Timedelta`` or number (not NaT, NaN or text)."""
-    try:
-        return bool(unit > (pd.Timedelta(0) if isinstance(unit, pd.Timedelta) else 0))
-    except TypeError:
-        return False
 
 
 def architecture_mismatch(params: dict, attributes: dict) -> str | None:
