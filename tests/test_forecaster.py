@@ -1,5 +1,6 @@
 """LevyForecaster against independent references: sktime's own forecasters, scipy, pandas."""
 
+import io
 import warnings
 from dataclasses import replace
 
@@ -23,6 +24,7 @@ from sktime.split import ExpandingWindowSplitter
 from sktime.utils._testing.hierarchical import _make_hierarchical
 
 from levy_sklearn.forecaster import LevyForecaster
+from levy_sklearn.serialization import load, save
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:The default of config ``remember_data``:FutureWarning"
@@ -525,6 +527,21 @@ def test_global_fit_forecasts_each_series_in_its_own_units():
         assert (sd.loc[key, "y"] < 0.1).all() and (sd.loc[key, "y"] > 0.001).all()
     big = pred.loc["s0", "y"].to_numpy()
     assert np.abs(big - frames["s0"]["y"].iloc[-4:].to_numpy()).max() < 150  # a season away
+
+
+def test_a_flat_series_forecast_exactly_keeps_a_positive_sigma_and_saves():
+    # A flat series is forecast without error, so every held-out score is 0; a calibration
+    # factor of 0 made σ 0 and the model file unloadable ("second_moment must be positive").
+    y = pd.Series(7.0, index=pd.date_range("2020", periods=200, freq="D"))
+    f = LevyForecaster(**{**TINY_FC, "calibration_fraction": 0.3}).fit(y)
+    var = f.predict_var(fh=[1, 2, 3]).to_numpy()
+    assert (var > 0).all() and np.isfinite(var).all()
+    buffer = io.BytesIO()
+    save(f, buffer)
+    buffer.seek(0)
+    g = load(buffer)
+    a, b = f.predict_interval(fh=[1, 2, 3]), g.predict_interval(fh=[1, 2, 3])
+    np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
 
 
 def test_a_flat_or_short_series_beside_a_large_one_keeps_its_own_units():

@@ -381,7 +381,10 @@ def _weighted_conformal(
     mean square, a new forecast weighing what one of the ``origins`` weighs on average (see
     :func:`_from_scores`)."""
     order = np.argsort(scores, kind="stable")
-    s, w = scores[order], weights[order]
+    # A series forecast exactly (a flat one) scores 0, and a factor of 0 would make σ 0: a
+    # certainty no Normal can hold and that a model file refuses. float64's resolution is
+    # the smallest error a forecast can be said to have made.
+    s, w = np.maximum(scores[order], np.finfo(np.float64).eps), weights[order]
     cum = np.cumsum(w)
     new = cum[-1] / np.unique(origins).size
     # A relative tolerance: unit weights must give exactly the unweighted ranks.
