@@ -13,11 +13,7 @@ calibrated set of moments.
 
 from __future__ import annotations
 
-import io
-import os
 import warnings
-import zipfile
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -331,23 +327,9 @@ class ForecastOutputs:
         >>> bool((again.predict(fh=[1, 2]) == forecaster.predict(fh=[1, 2])).all())
         True
         """
-        from .serialization import save
+        from ._persistence import sktime_save
 
-        if serialization_format not in ("pickle", "cloudpickle"):
-            raise ValueError(
-                f"serialization_format={serialization_format!r} is not one of sktime's "
-                "'pickle' or 'cloudpickle' (either writes the same model file, no pickle)."
-            )
-        if path is None:
-            buffer = io.BytesIO()
-            save(self, buffer)
-            return type(self), buffer.getvalue()
-        if not isinstance(path, str | os.PathLike):
-            raise TypeError(f"path must be None, a str or a Path, not {type(path).__name__}.")
-        # sktime's load(path) opens path + ".zip" for a string, a Path as it is.
-        path = Path(path + ".zip") if isinstance(path, str) else Path(path)
-        save(self, path)
-        return zipfile.ZipFile(path)
+        return sktime_save(self, path, serialization_format)
 
     @classmethod
     def load_from_path(cls, serial):
@@ -380,7 +362,9 @@ class ForecastOutputs:
         >>> LevyForecaster.load_from_path(path).d_model
         8
         """
-        return cls._loaded(serial)
+        from ._persistence import sktime_load
+
+        return sktime_load(cls, serial, in_memory=False)
 
     @classmethod
     def load_from_serial(cls, serial):
@@ -402,18 +386,9 @@ class ForecastOutputs:
         >>> cls.load_from_serial(data).d_model
         8
         """
-        if not isinstance(serial, bytes):
-            raise TypeError(f"serial must be the bytes save() returns, not a {type(serial)}.")
-        return cls._loaded(io.BytesIO(serial))
+        from ._persistence import sktime_load
 
-    @classmethod
-    def _loaded(cls, source):
-        from .serialization import load
-
-        forecaster = load(source)
-        if not isinstance(forecaster, cls):
-            raise ValueError(f"the model file holds a {type(forecaster).__name__}.")
-        return forecaster
+        return sktime_load(cls, serial, in_memory=True)
 
 
 def _levels(levels: object, name: str) -> float | list[float] | None:

@@ -25,6 +25,11 @@ MANIFEST, STATE, WEIGHTS = "manifest.json", "state.json", "weights.safetensors"
 # class it names: a class reference by module and name (protocol 0's GLOBAL, then STOP).
 SKTIME_METADATA = "_metadata"
 CLASS_REFERENCES = {"LevyForecaster": b"clevy_sklearn.forecaster\nLevyForecaster\n."}
+# The estimator classes a file may name, by name: the module that defines each.
+CLASSES = {
+    "LevyAttentionRegressor": "levy_sklearn.regressor",
+    "LevyForecaster": "levy_sklearn.forecaster",
+}
 _ARRAY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
 _PARTS = ("params", "attributes")  # of state.json
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's: one model saved twice, the same bytes
@@ -32,24 +37,15 @@ _DATE_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's: one model saved twice, the 
 _DEPENDENCIES = ("numpy", "pandas", "torch", "scikit-learn", "skorch", "sktime", "safetensors")
 
 
-def estimator_classes() -> dict[str, type]:
-    # The package's public estimators by name, through its lazy attributes
-    # (levy_sklearn.__getattr__): importing this module imports no front-end (nor sktime),
-    # and the estimators' own save and load methods, which call it, stay below it.
-    from .. import LevyAttentionRegressor, LevyForecaster
-
-    return {"LevyAttentionRegressor": LevyAttentionRegressor, "LevyForecaster": LevyForecaster}
-
-
-def _calibration_folds_default(key: str, state: dict) -> dict:
+def _calibration_folds_default(cls: type, state: dict) -> dict:
     """Format 1 predates ``calibration_folds``: its forecasters load with the default."""
-    if key == "LevyForecaster":
-        default = estimator_classes()[key].get_param_defaults()["calibration_folds"]
+    if cls.__name__ == "LevyForecaster":
+        default = cls.get_param_defaults()["calibration_folds"]
         state["params"].setdefault("calibration_folds", default)
     return state
 
 
-def _net_specs(key: str, state: dict) -> dict:
+def _net_specs(cls: type, state: dict) -> dict:
     """Formats 1 and 2 wrote a net's skorch parameters; format 3 the specs it is built from
     (read off the parameters ``make_levy_net`` set), its history and variance scale."""
     for name, raw in state["attributes"].items():
@@ -96,12 +92,12 @@ _SPEC_ATTRIBUTES = {
 _SPEC_PARAMS = ("normalization", "max_tokens", "windows_per_series", "observation_dropout")
 
 
-def _spec_whole(key: str, state: dict) -> dict:
+def _spec_whole(cls: type, state: dict) -> dict:
     """Formats 1 to 3 held a fitted forecaster's series spec as eight attributes and read
     four of its fields from the hyperparameters at predict; format 4 holds it whole
     (``spec_``, a ``SeriesSpec`` state)."""
     attributes = state["attributes"]
-    if key != "LevyForecaster" or "time_unit_" not in attributes:
+    if cls.__name__ != "LevyForecaster" or "time_unit_" not in attributes:
         return state  # a regressor, or a forecaster not fitted
     fields = {
         new: attributes.pop(old) for old, new in _SPEC_ATTRIBUTES.items() if old in attributes
@@ -117,19 +113,19 @@ def _spec_whole(key: str, state: dict) -> dict:
 #: {version: function turning that version's state (of the estimator named) into the next
 #: version's}. Format 2 added the _metadata member of forecaster files, format 3 wrote nets
 #: as their specs, format 4 a fitted forecaster's series spec whole.
-MIGRATIONS: dict[int, Callable[[str, dict], dict]] = {
+MIGRATIONS: dict[int, Callable[[type, dict], dict]] = {
     1: _calibration_folds_default,
     2: _net_specs,
     3: _spec_whole,
 }
 
 
-def migrate(key: str, version: int, state: Any) -> Any:
+def migrate(cls: type, version: int, state: Any) -> Any:
     """A state of format ``version`` as the current format's (a malformed one as it is, for
     the schema check to refuse)."""
     for step in range(version, FORMAT_VERSION):
         if isinstance(state, dict) and all(isinstance(state.get(k), dict) for k in _PARTS):
-            state = MIGRATIONS[step](key, state)
+            state = MIGRATIONS[step](cls, state)
     return state
 
 
@@ -219,8 +215,8 @@ def strict_json(data: bytes, member: str) -> Any:
         raise refuse(f"{member} is nested too deeply to be a model's state.") from err
 
 
-def read(path: str | os.PathLike | IO[bytes]) -> tuple[type, Any, dict, dict[str, bytes]]:
-    """The estimator class, state (migrated to this format), tensors and arrays of a model
+def read(path: str | os.PathLike | IO[bytes]) -> tuple[str, int, Any, dict, dict[str, bytes]]:
+    """The estimator class's name, format version, state, tensors and arrays of a model
     file, checked: member names and CRCs, the manifest, sktime's class reference, JSON and
     safetensors."""
     from safetensors import SafetensorError
@@ -258,7 +254,7 @@ def read(path: str | os.PathLike | IO[bytes]) -> tuple[type, Any, dict, dict[str
             "there could run code when sktime.base.load reads the file).",
             TAMPERED,
         )
-    state = migrate(key, version, strict_json(members[STATE], STATE))
+    state = strict_json(members[STATE], STATE)
     if members[WEIGHTS].startswith(PICKLE_PROTOCOL):
         raise refuse(f"{WEIGHTS} is a pickle payload, not safetensors.")
     try:
@@ -266,7 +262,7 @@ def read(path: str | os.PathLike | IO[bytes]) -> tuple[type, Any, dict, dict[str
     except (SafetensorError, ValueError, RuntimeError) as err:
         raise refuse(f"{WEIGHTS} is not a valid safetensors file ({err}).") from err
     arrays = {name: data for name, data in members.items() if _ARRAY.fullmatch(name)}
-    return estimator_classes()[key], state, tensors, arrays
+    return key, version, state, tensors, arrays
 
 
 def _members(archive: zipfile.ZipFile) -> dict[str, bytes]:
@@ -314,9 +310,9 @@ def _manifest(manifest: Any) -> tuple[str, int]:
             f"It was written by levy-sklearn {written}: upgrade levy-sklearn to load it.",
         )
     key = manifest.get("estimator")
-    if key not in estimator_classes():
+    if key not in CLASSES:
         raise refuse(
             f"unknown estimator class {key!r}.",
-            f"A model file holds one of {sorted(estimator_classes())}.",
+            f"A model file holds one of {sorted(CLASSES)}.",
         )
     return key, version
