@@ -289,29 +289,20 @@ class ForecastOutputs:
         return dist
 
     def save(self, path=None, serialization_format="pickle"):
-        """sktime's ``save``, writing the package's model file: no pickle of the estimator.
-
-        The file is :func:`levy_sklearn.serialization.save`'s zip archive (JSON, NumPy
-        arrays, safetensors), which ``sktime.base.load`` and
-        :func:`levy_sklearn.serialization.load` both read back, bitwise.
+        """sktime's ``save``, writing :func:`levy_sklearn.serialization.save`'s model file.
 
         Parameters
         ----------
         path : None, str or path-like
-            ``None`` returns the file's bytes in memory, as ``(type(self), bytes)`` for
-            ``sktime.base.load``. A string is a name without the ``.zip`` that sktime adds:
-            ``"model"`` writes ``model.zip``, which ``sktime.base.load("model")`` reads. A
-            ``Path`` is the file itself: ``Path("model.levy.zip")`` writes that file, which
-            ``sktime.base.load(Path("model.levy.zip"))`` reads.
+            ``None`` returns ``(type(self), bytes)``. A string is a name to which sktime adds
+            ``.zip`` (``"model"`` writes ``model.zip``); a ``Path`` is the file itself.
         serialization_format : {"pickle", "cloudpickle"}
-            sktime's choice of pickler, accepted for compatibility; the file holds no pickle
-            of the estimator whichever is named.
+            Accepted for sktime's sake; the file holds no pickle of the estimator either way.
 
         Returns
         -------
         tuple or zipfile.ZipFile
-            ``(type(self), bytes)`` for ``path=None``, else the written archive, opened for
-            reading (as sktime returns it).
+            ``(type(self), bytes)`` for ``path=None``, else the written archive, opened.
 
         Examples
         --------
@@ -319,8 +310,7 @@ class ForecastOutputs:
         >>> from sktime.base import load
         >>> from sktime.datasets import load_airline
         >>> from levy_sklearn.forecaster import LevyForecaster
-        >>> y = load_airline()
-        >>> forecaster = LevyForecaster(max_epochs=1, d_model=8, n_heads=2).fit(y)
+        >>> forecaster = LevyForecaster(max_epochs=1, d_model=8, n_heads=2).fit(load_airline())
         >>> name = str(pathlib.Path(tempfile.mkdtemp()) / "airline")
         >>> forecaster.save(name).close()
         >>> again = load(name)  # reads airline.zip
@@ -333,11 +323,8 @@ class ForecastOutputs:
 
     @classmethod
     def load_from_path(cls, serial):
-        """Read a model file for ``sktime.base.load``: :func:`levy_sklearn.serialization.load`.
-
-        ``sktime.base.load(path)`` first unpickles the archive's ``_metadata`` member (in a
-        file that ``save`` wrote, a reference to this class), then calls this method, which
-        never unpickles. A file of sktime's own pickle format (``_obj``) is refused.
+        """Read a model file for ``sktime.base.load``, without unpickling (sktime reads the
+        file's ``_metadata``, a reference to this class, first).
 
         Parameters
         ----------
@@ -347,11 +334,6 @@ class ForecastOutputs:
         Returns
         -------
         LevyForecaster
-
-        Raises
-        ------
-        ValueError
-            If the file is not a levy-sklearn model file (sktime's pickle zip included).
 
         Examples
         --------
@@ -368,7 +350,7 @@ class ForecastOutputs:
 
     @classmethod
     def load_from_serial(cls, serial):
-        """Read the in-memory file of ``save(None)`` for ``sktime.base.load``.
+        """Read the in-memory file of ``save()`` for ``sktime.base.load``.
 
         Parameters
         ----------

@@ -22,28 +22,24 @@ FORMAT_VERSION = _FORMAT_VERSION
 
 
 def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
-    """Save an estimator, fitted or not, to a single model file (a zip archive).
-
-    The file holds every hyperparameter and declared fitted attribute as typed JSON and
-    NumPy arrays, the network weights as safetensors, and the versions that wrote it; see
-    the module docstring and the FAQ. Saving the same model twice gives byte-identical files.
+    """Save an estimator, fitted or not, to a single model file: the same model twice gives
+    the same bytes.
 
     Parameters
     ----------
     estimator : LevyAttentionRegressor or LevyForecaster
         The estimator (fitted, pretrained, or neither).
     path : str, path-like or binary file object
-        Where to write. A path is written atomically (a temporary file in the same folder,
-        then renamed). The suffix ``.levy.zip`` is a convention, not a requirement.
+        Where to write; a path atomically. The suffix ``.levy.zip`` is a convention.
 
     Raises
     ------
     TypeError
         If the estimator is of another class, or holds an attribute the format cannot
-        encode (the message names it); nothing is written then.
+        encode (named); nothing is written then.
     ValueError
-        If a hyperparameter of the network's shape (``d_model``, ``n_heads``, ...) was set
-        after the fit and differs from the fitted network's (a file of it would be refused).
+        If a hyperparameter of the network's shape (``d_model``, ...) differs from the
+        fitted network's.
     IsADirectoryError, FileNotFoundError
         If ``path`` is a folder, or its folder does not exist.
 
@@ -65,26 +61,21 @@ def save(estimator: Any, path: str | os.PathLike | IO[bytes]) -> None:
 
 
 def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> Any:
-    """Load an estimator saved by :func:`save`, without unpickling or running its code.
-
-    The estimator class and every type the file can name come from fixed tables, arrays are
-    read with ``allow_pickle=False`` and weights from safetensors; each net is rebuilt from
-    its specs and takes the weights only if they fit it.
+    """Load an estimator saved by :func:`save`, without unpickling or running its code: each
+    network is rebuilt from its specs and takes the weights only if they fit it.
 
     Parameters
     ----------
     path : str, path-like or binary file object
         A file written by :func:`save`.
     device : str, optional
-        Load onto this device instead of the one the model was saved with (its ``device``
-        hyperparameter and its networks'): e.g. ``"cpu"`` for a model trained on a GPU and
-        scored on a machine without one. ``None`` keeps the saved device.
+        Load onto this device instead of the saved one (e.g. ``"cpu"`` for a model trained on
+        a GPU); ``None`` keeps the saved device.
 
     Returns
     -------
     LevyAttentionRegressor or LevyForecaster
-        The estimator, in the state it was saved in: its predictions are bitwise those of
-        the saved one.
+        The estimator as saved: its predictions are bitwise those of the saved one.
 
     Raises
     ------
@@ -92,9 +83,8 @@ def load(path: str | os.PathLike | IO[bytes], *, device: str | None = None) -> A
         When the file cannot be read (as :func:`open` raises them).
     ValueError
         When the file is not a complete model file, holds a pickle, unexpected members,
-        types, classes or hyperparameters, tensors whose shape or dtype does not match the
-        rebuilt network, non-finite weights, or comes from a newer format version; the
-        message says which.
+        types or hyperparameters, weights that do not fit the rebuilt network, or comes from
+        a newer format version; the message says which.
 
     Examples
     --------

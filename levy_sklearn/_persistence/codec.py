@@ -119,16 +119,6 @@ def _series(r: Reader, b: dict) -> pd.Series:
     return pd.Series(data, index=index, name=r(b["name"]))
 
 
-def _naive(v: pd.Timestamp | pd.DatetimeIndex) -> Any:
-    return v if v.tz is None else v.tz_convert(None)
-
-
-def _timestamp(r: Reader, b: list) -> pd.Timestamp:
-    value, unit, tz = _list(b, 3)
-    moment = pd.Timestamp(np.datetime64(int(value), _unit(unit)))
-    return moment if tz is None else moment.tz_localize("UTC").tz_convert(str(tz))
-
-
 def _datetimes(r: Reader, b: dict) -> pd.DatetimeIndex:
     index = pd.DatetimeIndex(_typed(r(b["values"]), "M"), name=r(b["name"]))
     tz = b["tz"]
@@ -195,13 +185,8 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
             lambda w, v: [list(v.shape), w.items(v)], lambda r, b: _objects(r, *_list(b, 2))),
         ("$ndarray", np.ndarray, lambda w, v: w.array(v), lambda r, b: r.array(b)),
         ("$randomstate", np.random.RandomState, lambda w, v: w(v.get_state()), _random_state),
-        ("$nat", lambda v: v is pd.NaT, lambda w, v: None, lambda r, b: pd.NaT),
-        ("$timestamp", pd.Timestamp,
-            lambda w, v: [int(_naive(v).asm8.view(np.int64)), v.unit, _tz(v.tz)], _timestamp),
         ("$timedelta", pd.Timedelta, lambda w, v: [int(v.asm8.view(np.int64)), v.unit],
             lambda r, b: pd.Timedelta(np.timedelta64(int(_list(b, 2)[0]), _unit(b[1])))),
-        ("$period", pd.Period, lambda w, v: [int(v.ordinal), v.freqstr],
-            lambda r, b: pd.Period(ordinal=int(_list(b, 2)[0]), freq=str(b[1]))),
         ("$offset", pd.DateOffset, lambda w, v: v.freqstr, lambda r, b: to_offset(str(b))),
         ("$multiindex", pd.MultiIndex,
             lambda w, v: {"levels": w(list(v.levels)), "codes": w(list(map(np.asarray, v.codes))),
@@ -211,8 +196,8 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
         ("$rangeindex", pd.RangeIndex, lambda w, v: [v.start, v.stop, v.step, w(v.name)],
             lambda r, b: pd.RangeIndex(*map(int, _list(b, 4)[:3]), name=r(b[3]))),
         ("$datetimeindex", pd.DatetimeIndex,
-            lambda w, v: {"values": w(_naive(v).to_numpy()), "tz": _tz(v.tz), "freq": v.freqstr,
-                          "name": w(v.name)}, _datetimes),
+            lambda w, v: {"values": w((v if v.tz is None else v.tz_convert(None)).to_numpy()),
+                          "tz": _tz(v.tz), "freq": v.freqstr, "name": w(v.name)}, _datetimes),
         ("$timedeltaindex", pd.TimedeltaIndex,
             lambda w, v: {"values": w(v.to_numpy()), "freq": v.freqstr, "name": w(v.name)},
             lambda r, b: _freq(pd.TimedeltaIndex(_typed(r(b["values"]), "m"), name=r(b["name"])),
