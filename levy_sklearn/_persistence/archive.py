@@ -14,8 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from .checks import TAMPERED, refuse
-from .codec import PICKLE_PROTOCOL
+from .checks import TAMPERED, refuse, require
 
 # The format version save writes (levy_sklearn.serialization.FORMAT_VERSION).
 FORMAT_VERSION = 4
@@ -30,6 +29,7 @@ CLASSES = {
     "LevyAttentionRegressor": "levy_sklearn.regressor",
     "LevyForecaster": "levy_sklearn.forecaster",
 }
+PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PROTO opcode
 _ARRAY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
 _PARTS = ("params", "attributes")  # of state.json
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's: one model saved twice, the same bytes
@@ -133,12 +133,7 @@ def versions() -> dict[str, str]:
     from .. import __version__
 
     found = {"python": platform.python_version(), "levy-sklearn": __version__}
-    for name in _DEPENDENCIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "unknown"
-    return found
+    return found | {name: metadata.version(name) for name in _DEPENDENCIES}
 
 
 def _json(value: Any) -> bytes:
@@ -191,15 +186,8 @@ def write(key: str, state: dict, writer: Any, path: str | os.PathLike | IO[bytes
 
 
 def strict_json(data: bytes, member: str) -> Any:
-    if data.startswith(PICKLE_PROTOCOL):
-        raise refuse(
-            f"{member} is a pickle payload, which could run code when loaded.",
-            "levy-sklearn files hold JSON there; load pickles only from sources you trust.",
-        )
-
     def no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
-        if len({k for k, _ in pairs}) != len(pairs):
-            raise refuse(f"{member} has duplicate keys.")
+        require(len({k for k, _ in pairs}) == len(pairs), f"{member} has duplicate keys.")
         return dict(pairs)
 
     def no_constant(name: str) -> None:
@@ -255,8 +243,6 @@ def read(path: str | os.PathLike | IO[bytes]) -> tuple[str, int, Any, dict, dict
             TAMPERED,
         )
     state = strict_json(members[STATE], STATE)
-    if members[WEIGHTS].startswith(PICKLE_PROTOCOL):
-        raise refuse(f"{WEIGHTS} is a pickle payload, not safetensors.")
     try:
         tensors = load_tensors(members[WEIGHTS])
     except (SafetensorError, ValueError, RuntimeError) as err:
@@ -268,8 +254,7 @@ def read(path: str | os.PathLike | IO[bytes]) -> tuple[str, int, Any, dict, dict
 def _members(archive: zipfile.ZipFile) -> dict[str, bytes]:
     infos = archive.infolist()
     names = [info.filename for info in infos]
-    if len(set(names)) != len(names):
-        raise refuse("the archive has duplicate member names.")
+    require(len(set(names)) == len(names), "the archive has duplicate member names.")
     if "_obj" in names and MANIFEST not in names:
         raise refuse(
             "it holds a pickle of the estimator (sktime's own save format), which "
@@ -286,14 +271,16 @@ def _members(archive: zipfile.ZipFile) -> dict[str, bytes]:
             f"(a forecaster's) {SKTIME_METADATA}.",
         )
     missing = [n for n in (MANIFEST, STATE, WEIGHTS) if n not in names]
-    if missing:
-        raise refuse(f"the archive lacks {missing}.", "The file is incomplete.")
+    require(not missing, f"the archive lacks {missing}.", "The file is incomplete.")
     for info in infos:
-        if info.flag_bits & 0x1:
-            raise refuse(f"{info.filename} is encrypted.")
-        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise refuse(f"{info.filename} uses an unsupported compression.")
-    return {info.filename: archive.read(info) for info in infos}
+        if info.flag_bits & 0x1 or info.compress_type not in (zipfile.ZIP_STORED, 8):
+            raise refuse(f"{info.filename} is encrypted or of an unsupported compression.")
+    members = {info.filename: archive.read(info) for info in infos}
+    # sktime's class reference is compared as bytes; nothing else may be a pickle.
+    for name, data in members.items():
+        if data.startswith(PICKLE_PROTOCOL) and name != SKTIME_METADATA:
+            raise refuse(f"{name} is a pickle payload, which could run code when loaded.")
+    return members
 
 
 def _manifest(manifest: Any) -> tuple[str, int]:
@@ -311,8 +298,5 @@ def _manifest(manifest: Any) -> tuple[str, int]:
         )
     key = manifest.get("estimator")
     if key not in CLASSES:
-        raise refuse(
-            f"unknown estimator class {key!r}.",
-            f"A model file holds one of {sorted(CLASSES)}.",
-        )
+        raise refuse(f"unknown estimator class {key!r}; a file holds one of {sorted(CLASSES)}.")
     return key, version
