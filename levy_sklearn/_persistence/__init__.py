@@ -18,6 +18,7 @@ from .checks import (
     check_schema,
     param_names,
     refuse,
+    require,
 )
 from .codec import Reader, Writer
 
@@ -61,8 +62,7 @@ def save(estimator: Any, path: Source) -> None:
 def load(path: Source, classes: dict[str, type], device: str | None = None) -> Any:
     """The estimator of a model file, of one of ``classes`` (by name), checked."""
     key, version, state, tensors, arrays = archive.read(path)
-    if key not in classes:
-        raise refuse(f"the model file holds a {key}, not a {' or a '.join(classes)}.")
+    require(key in classes, f"the model file holds a {key}, not a {' or a '.join(classes)}.")
     cls = classes[key]
     state = archive.migrate(cls, version, state)
     check_schema(cls, state)

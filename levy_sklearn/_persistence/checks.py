@@ -12,9 +12,12 @@ TAMPERED = "The file is corrupted or was tampered with."
 _ARCHITECTURE = ("d_model", "n_heads", "n_windowed_heads", "n_layers", "attention", "dropout")
 
 
-def refuse(problem: str, fix: str = "") -> ValueError:
+class Refused(ValueError):
     """The one error of a file that is not loaded: what is wrong, then the fix."""
-    return ValueError(f"Refusing to load the model file: {problem}" + (f" {fix}" if fix else ""))
+
+
+def refuse(problem: str, fix: str = "") -> Refused:
+    return Refused(f"Refusing to load the model file: {problem}" + (f" {fix}" if fix else ""))
 
 
 def require(ok: Any, problem: str, fix: str = "") -> None:
