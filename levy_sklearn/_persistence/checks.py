@@ -12,12 +12,9 @@ TAMPERED = "The file is corrupted or was tampered with."
 _ARCHITECTURE = ("d_model", "n_heads", "n_windowed_heads", "n_layers", "attention", "dropout")
 
 
-class Refused(ValueError):
+def refuse(problem: str, fix: str = "") -> ValueError:
     """The one error of a file that is not loaded: what is wrong, then the fix."""
-
-
-def refuse(problem: str, fix: str = "") -> Refused:
-    return Refused(f"Refusing to load the model file: {problem}" + (f" {fix}" if fix else ""))
+    return ValueError(f"Refusing to load the model file: {problem}" + (f" {fix}" if fix else ""))
 
 
 def require(ok: Any, problem: str, fix: str = "") -> None:

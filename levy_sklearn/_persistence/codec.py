@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .checks import TAMPERED, Refused, refuse, require, state_classes
+from .checks import TAMPERED, refuse, require, state_classes
 
 # Array kinds a file may hold: bool, integers, floats, complex, datetime, timedelta, text.
 # Object ("O") and structured ("V") arrays would need pickle or carry arbitrary layouts.
@@ -349,9 +349,9 @@ class Reader:
     def guard(self, tag: str, read: Any) -> Any:
         try:
             return read()
-        except Refused:
-            raise
         except (ValueError, TypeError, KeyError, IndexError, AttributeError) as err:
+            if str(err).startswith("Refusing"):  # a refusal from within, already named
+                raise
             raise refuse(f"a {tag} value is malformed ({type(err).__name__}: {err}).") from err
 
     def index(self, raw: Any) -> pd.Index:
@@ -387,9 +387,9 @@ class Reader:
         require(isinstance(fields, dict), f"{key} needs its fields by name.")
         try:
             obj = cls.from_state(self(fields))
-        except Refused:
-            raise
         except (TypeError, ValueError) as err:
+            if str(err).startswith("Refusing"):
+                raise
             raise refuse(f"{name}: {err}", TAMPERED) from None
         self.objects[self.new_ref(ref)] = obj
         return obj
