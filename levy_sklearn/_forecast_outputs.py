@@ -13,11 +13,7 @@ calibrated set of moments.
 
 from __future__ import annotations
 
-import io
-import os
 import warnings
-import zipfile
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -293,29 +289,20 @@ class ForecastOutputs:
         return dist
 
     def save(self, path=None, serialization_format="pickle"):
-        """sktime's ``save``, writing the package's model file: no pickle of the estimator.
-
-        The file is :func:`levy_sklearn.serialization.save`'s zip archive (JSON, NumPy
-        arrays, safetensors), which ``sktime.base.load`` and
-        :func:`levy_sklearn.serialization.load` both read back, bitwise.
+        """sktime's ``save``, writing :func:`levy_sklearn.serialization.save`'s model file.
 
         Parameters
         ----------
         path : None, str or path-like
-            ``None`` returns the file's bytes in memory, as ``(type(self), bytes)`` for
-            ``sktime.base.load``. A string is a name without the ``.zip`` that sktime adds:
-            ``"model"`` writes ``model.zip``, which ``sktime.base.load("model")`` reads. A
-            ``Path`` is the file itself: ``Path("model.levy.zip")`` writes that file, which
-            ``sktime.base.load(Path("model.levy.zip"))`` reads.
+            ``None`` returns ``(type(self), bytes)``. A string is a name to which sktime adds
+            ``.zip`` (``"model"`` writes ``model.zip``); a ``Path`` is the file itself.
         serialization_format : {"pickle", "cloudpickle"}
-            sktime's choice of pickler, accepted for compatibility; the file holds no pickle
-            of the estimator whichever is named.
+            Accepted for sktime's sake; the file holds no pickle of the estimator either way.
 
         Returns
         -------
         tuple or zipfile.ZipFile
-            ``(type(self), bytes)`` for ``path=None``, else the written archive, opened for
-            reading (as sktime returns it).
+            ``(type(self), bytes)`` for ``path=None``, else the written archive, opened.
 
         Examples
         --------
@@ -323,39 +310,21 @@ class ForecastOutputs:
         >>> from sktime.base import load
         >>> from sktime.datasets import load_airline
         >>> from levy_sklearn.forecaster import LevyForecaster
-        >>> y = load_airline()
-        >>> forecaster = LevyForecaster(max_epochs=1, d_model=8, n_heads=2).fit(y)
+        >>> forecaster = LevyForecaster(max_epochs=1, d_model=8, n_heads=2).fit(load_airline())
         >>> name = str(pathlib.Path(tempfile.mkdtemp()) / "airline")
         >>> forecaster.save(name).close()
         >>> again = load(name)  # reads airline.zip
         >>> bool((again.predict(fh=[1, 2]) == forecaster.predict(fh=[1, 2])).all())
         True
         """
-        from .serialization import save
+        from ._persistence import sktime_save
 
-        if serialization_format not in ("pickle", "cloudpickle"):
-            raise ValueError(
-                f"serialization_format={serialization_format!r} is not one of sktime's "
-                "'pickle' or 'cloudpickle' (either writes the same model file, no pickle)."
-            )
-        if path is None:
-            buffer = io.BytesIO()
-            save(self, buffer)
-            return type(self), buffer.getvalue()
-        if not isinstance(path, str | os.PathLike):
-            raise TypeError(f"path must be None, a str or a Path, not {type(path).__name__}.")
-        # sktime's load(path) opens path + ".zip" for a string, a Path as it is.
-        path = Path(path + ".zip") if isinstance(path, str) else Path(path)
-        save(self, path)
-        return zipfile.ZipFile(path)
+        return sktime_save(self, path, serialization_format)
 
     @classmethod
     def load_from_path(cls, serial):
-        """Read a model file for ``sktime.base.load``: :func:`levy_sklearn.serialization.load`.
-
-        ``sktime.base.load(path)`` first unpickles the archive's ``_metadata`` member (in a
-        file that ``save`` wrote, a reference to this class), then calls this method, which
-        never unpickles. A file of sktime's own pickle format (``_obj``) is refused.
+        """Read a model file for ``sktime.base.load``, without unpickling (sktime reads the
+        file's ``_metadata``, a reference to this class, first).
 
         Parameters
         ----------
@@ -366,11 +335,6 @@ class ForecastOutputs:
         -------
         LevyForecaster
 
-        Raises
-        ------
-        ValueError
-            If the file is not a levy-sklearn model file (sktime's pickle zip included).
-
         Examples
         --------
         >>> import pathlib, tempfile
@@ -380,11 +344,13 @@ class ForecastOutputs:
         >>> LevyForecaster.load_from_path(path).d_model
         8
         """
-        return cls._loaded(serial)
+        from ._persistence import sktime_load
+
+        return sktime_load(cls, serial, in_memory=False)
 
     @classmethod
     def load_from_serial(cls, serial):
-        """Read the in-memory file of ``save(None)`` for ``sktime.base.load``.
+        """Read the in-memory file of ``save()`` for ``sktime.base.load``.
 
         Parameters
         ----------
@@ -402,18 +368,9 @@ class ForecastOutputs:
         >>> cls.load_from_serial(data).d_model
         8
         """
-        if not isinstance(serial, bytes):
-            raise TypeError(f"serial must be the bytes save() returns, not a {type(serial)}.")
-        return cls._loaded(io.BytesIO(serial))
+        from ._persistence import sktime_load
 
-    @classmethod
-    def _loaded(cls, source):
-        from .serialization import load
-
-        forecaster = load(source)
-        if not isinstance(forecaster, cls):
-            raise ValueError(f"the model file holds a {type(forecaster).__name__}.")
-        return forecaster
+        return sktime_load(cls, serial, in_memory=True)
 
 
 def _levels(levels: object, name: str) -> float | list[float] | None:

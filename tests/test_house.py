@@ -114,7 +114,7 @@ def test_the_import_graph_reads_the_package():
     # What the tests below rest on: the graph holds every kind of import the package uses.
     assert "_series_training" in GRAPH["_series_forecasts"]  # at the top of a module
     assert "forecaster" in GRAPH["scaleout"]  # under if TYPE_CHECKING:
-    assert "serialization" in GRAPH["_forecast_outputs"]  # inside a method
+    assert "_persistence" in GRAPH["_forecast_outputs"]  # inside a method
     assert "training" in GRAPH["calibration.held_out"]  # from a subpackage, two dots
     assert "calibration.held_out" in GRAPH["_series_training"]  # of a subpackage's module
     assert FRONT_ENDS <= set(NAMES)

@@ -1013,6 +1013,20 @@ def test_sktime_pickle_files_are_refused_by_name(tmp_path):
         LevyForecaster().save(str(tmp_path / "x"), serialization_format="json")
 
 
+def test_sktime_load_and_save_keep_to_the_forecaster_class(regressor_file, tmp_path):
+    (tmp_path / "reg.zip").write_bytes(regressor_file)
+    with pytest.raises(ValueError, match="holds a LevyAttentionRegressor, not a LevyForecaster"):
+        LevyForecaster.load_from_path(tmp_path / "reg.zip")
+    with pytest.raises(ValueError, match="holds a LevyAttentionRegressor"):
+        LevyForecaster.load_from_serial(regressor_file)
+
+    class Subclass(LevyForecaster):
+        pass
+
+    with pytest.raises(TypeError, match="not a .*Subclass"):
+        Subclass(d_model=8).save()
+
+
 def test_every_forecaster_parameter_is_either_retunable_or_shapes_the_pretraining():
     names = set(LevyForecaster.get_param_names())
     assert PRETRAINING_PARAMS | RETUNABLE_PARAMS == names

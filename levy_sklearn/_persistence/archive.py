@@ -14,8 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from .checks import TAMPERED, refuse
-from .codec import PICKLE_PROTOCOL
+from .checks import TAMPERED, refuse, require
 
 # The format version save writes (levy_sklearn.serialization.FORMAT_VERSION).
 FORMAT_VERSION = 4
@@ -25,6 +24,12 @@ MANIFEST, STATE, WEIGHTS = "manifest.json", "state.json", "weights.safetensors"
 # class it names: a class reference by module and name (protocol 0's GLOBAL, then STOP).
 SKTIME_METADATA = "_metadata"
 CLASS_REFERENCES = {"LevyForecaster": b"clevy_sklearn.forecaster\nLevyForecaster\n."}
+# The estimator classes a file may name, by name: the module that defines each.
+CLASSES = {
+    "LevyAttentionRegressor": "levy_sklearn.regressor",
+    "LevyForecaster": "levy_sklearn.forecaster",
+}
+PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PROTO opcode
 _ARRAY = re.compile(r"arrays/(0|[1-9][0-9]{0,8})\.npy")
 _PARTS = ("params", "attributes")  # of state.json
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's: one model saved twice, the same bytes
@@ -32,24 +37,15 @@ _DATE_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's: one model saved twice, the 
 _DEPENDENCIES = ("numpy", "pandas", "torch", "scikit-learn", "skorch", "sktime", "safetensors")
 
 
-def estimator_classes() -> dict[str, type]:
-    # The package's public estimators by name, through its lazy attributes
-    # (levy_sklearn.__getattr__): importing this module imports no front-end (nor sktime),
-    # and the estimators' own save and load methods, which call it, stay below it.
-    from .. import LevyAttentionRegressor, LevyForecaster
-
-    return {"LevyAttentionRegressor": LevyAttentionRegressor, "LevyForecaster": LevyForecaster}
-
-
-def _calibration_folds_default(key: str, state: dict) -> dict:
+def _calibration_folds_default(cls: type, state: dict) -> dict:
     """Format 1 predates ``calibration_folds``: its forecasters load with the default."""
-    if key == "LevyForecaster":
-        default = estimator_classes()[key].get_param_defaults()["calibration_folds"]
+    if cls.__name__ == "LevyForecaster":
+        default = cls.get_param_defaults()["calibration_folds"]
         state["params"].setdefault("calibration_folds", default)
     return state
 
 
-def _net_specs(key: str, state: dict) -> dict:
+def _net_specs(cls: type, state: dict) -> dict:
     """Formats 1 and 2 wrote a net's skorch parameters; format 3 the specs it is built from
     (read off the parameters ``make_levy_net`` set), its history and variance scale."""
     for name, raw in state["attributes"].items():
@@ -96,12 +92,12 @@ _SPEC_ATTRIBUTES = {
 _SPEC_PARAMS = ("normalization", "max_tokens", "windows_per_series", "observation_dropout")
 
 
-def _spec_whole(key: str, state: dict) -> dict:
+def _spec_whole(cls: type, state: dict) -> dict:
     """Formats 1 to 3 held a fitted forecaster's series spec as eight attributes and read
     four of its fields from the hyperparameters at predict; format 4 holds it whole
     (``spec_``, a ``SeriesSpec`` state)."""
     attributes = state["attributes"]
-    if key != "LevyForecaster" or "time_unit_" not in attributes:
+    if cls.__name__ != "LevyForecaster" or "time_unit_" not in attributes:
         return state  # a regressor, or a forecaster not fitted
     fields = {
         new: attributes.pop(old) for old, new in _SPEC_ATTRIBUTES.items() if old in attributes
@@ -117,19 +113,19 @@ def _spec_whole(key: str, state: dict) -> dict:
 #: {version: function turning that version's state (of the estimator named) into the next
 #: version's}. Format 2 added the _metadata member of forecaster files, format 3 wrote nets
 #: as their specs, format 4 a fitted forecaster's series spec whole.
-MIGRATIONS: dict[int, Callable[[str, dict], dict]] = {
+MIGRATIONS: dict[int, Callable[[type, dict], dict]] = {
     1: _calibration_folds_default,
     2: _net_specs,
     3: _spec_whole,
 }
 
 
-def migrate(key: str, version: int, state: Any) -> Any:
+def migrate(cls: type, version: int, state: Any) -> Any:
     """A state of format ``version`` as the current format's (a malformed one as it is, for
     the schema check to refuse)."""
     for step in range(version, FORMAT_VERSION):
         if isinstance(state, dict) and all(isinstance(state.get(k), dict) for k in _PARTS):
-            state = MIGRATIONS[step](key, state)
+            state = MIGRATIONS[step](cls, state)
     return state
 
 
@@ -137,12 +133,7 @@ def versions() -> dict[str, str]:
     from .. import __version__
 
     found = {"python": platform.python_version(), "levy-sklearn": __version__}
-    for name in _DEPENDENCIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            found[name] = "unknown"
-    return found
+    return found | {name: metadata.version(name) for name in _DEPENDENCIES}
 
 
 def _json(value: Any) -> bytes:
@@ -195,15 +186,8 @@ def write(key: str, state: dict, writer: Any, path: str | os.PathLike | IO[bytes
 
 
 def strict_json(data: bytes, member: str) -> Any:
-    if data.startswith(PICKLE_PROTOCOL):
-        raise refuse(
-            f"{member} is a pickle payload, which could run code when loaded.",
-            "levy-sklearn files hold JSON there; load pickles only from sources you trust.",
-        )
-
     def no_duplicates(pairs: list[tuple[str, Any]]) -> dict:
-        if len({k for k, _ in pairs}) != len(pairs):
-            raise refuse(f"{member} has duplicate keys.")
+        require(len({k for k, _ in pairs}) == len(pairs), f"{member} has duplicate keys.")
         return dict(pairs)
 
     def no_constant(name: str) -> None:
@@ -219,8 +203,8 @@ def strict_json(data: bytes, member: str) -> Any:
         raise refuse(f"{member} is nested too deeply to be a model's state.") from err
 
 
-def read(path: str | os.PathLike | IO[bytes]) -> tuple[type, Any, dict, dict[str, bytes]]:
-    """The estimator class, state (migrated to this format), tensors and arrays of a model
+def read(path: str | os.PathLike | IO[bytes]) -> tuple[str, int, Any, dict, dict[str, bytes]]:
+    """The estimator class's name, format version, state, tensors and arrays of a model
     file, checked: member names and CRCs, the manifest, sktime's class reference, JSON and
     safetensors."""
     from safetensors import SafetensorError
@@ -258,22 +242,19 @@ def read(path: str | os.PathLike | IO[bytes]) -> tuple[type, Any, dict, dict[str
             "there could run code when sktime.base.load reads the file).",
             TAMPERED,
         )
-    state = migrate(key, version, strict_json(members[STATE], STATE))
-    if members[WEIGHTS].startswith(PICKLE_PROTOCOL):
-        raise refuse(f"{WEIGHTS} is a pickle payload, not safetensors.")
+    state = strict_json(members[STATE], STATE)
     try:
         tensors = load_tensors(members[WEIGHTS])
     except (SafetensorError, ValueError, RuntimeError) as err:
         raise refuse(f"{WEIGHTS} is not a valid safetensors file ({err}).") from err
     arrays = {name: data for name, data in members.items() if _ARRAY.fullmatch(name)}
-    return estimator_classes()[key], state, tensors, arrays
+    return key, version, state, tensors, arrays
 
 
 def _members(archive: zipfile.ZipFile) -> dict[str, bytes]:
     infos = archive.infolist()
     names = [info.filename for info in infos]
-    if len(set(names)) != len(names):
-        raise refuse("the archive has duplicate member names.")
+    require(len(set(names)) == len(names), "the archive has duplicate member names.")
     if "_obj" in names and MANIFEST not in names:
         raise refuse(
             "it holds a pickle of the estimator (sktime's own save format), which "
@@ -290,14 +271,16 @@ def _members(archive: zipfile.ZipFile) -> dict[str, bytes]:
             f"(a forecaster's) {SKTIME_METADATA}.",
         )
     missing = [n for n in (MANIFEST, STATE, WEIGHTS) if n not in names]
-    if missing:
-        raise refuse(f"the archive lacks {missing}.", "The file is incomplete.")
+    require(not missing, f"the archive lacks {missing}.", "The file is incomplete.")
     for info in infos:
-        if info.flag_bits & 0x1:
-            raise refuse(f"{info.filename} is encrypted.")
-        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise refuse(f"{info.filename} uses an unsupported compression.")
-    return {info.filename: archive.read(info) for info in infos}
+        if info.flag_bits & 0x1 or info.compress_type not in (zipfile.ZIP_STORED, 8):
+            raise refuse(f"{info.filename} is encrypted or of an unsupported compression.")
+    members = {info.filename: archive.read(info) for info in infos}
+    # sktime's class reference is compared as bytes; nothing else may be a pickle.
+    for name, data in members.items():
+        if data.startswith(PICKLE_PROTOCOL) and name != SKTIME_METADATA:
+            raise refuse(f"{name} is a pickle payload, which could run code when loaded.")
+    return members
 
 
 def _manifest(manifest: Any) -> tuple[str, int]:
@@ -314,9 +297,6 @@ def _manifest(manifest: Any) -> tuple[str, int]:
             f"It was written by levy-sklearn {written}: upgrade levy-sklearn to load it.",
         )
     key = manifest.get("estimator")
-    if key not in estimator_classes():
-        raise refuse(
-            f"unknown estimator class {key!r}.",
-            f"A model file holds one of {sorted(estimator_classes())}.",
-        )
+    if key not in CLASSES:
+        raise refuse(f"unknown estimator class {key!r}; a file holds one of {sorted(CLASSES)}.")
     return key, version

@@ -17,6 +17,12 @@ def refuse(problem: str, fix: str = "") -> ValueError:
     return ValueError(f"Refusing to load the model file: {problem}" + (f" {fix}" if fix else ""))
 
 
+def require(ok: Any, problem: str, fix: str = "") -> None:
+    """Refuse the file (:func:`refuse`) unless ``ok``."""
+    if not ok:
+        raise refuse(problem, fix)
+
+
 def state_classes() -> dict[str, type]:
     """The package's state classes by the family that declares them."""
     from .._series_training import SeriesSpec
@@ -53,15 +59,6 @@ def param_names(cls: type) -> list[str]:
     return list((getattr(cls, "get_param_names", None) or cls._get_param_names)())
 
 
-def check_attribute_name(cls: type, name: Any) -> None:
-    """Refuse names that are not plain attributes (or would shadow a method or property)."""
-    if not isinstance(name, str) or not name.isidentifier() or name.startswith("__"):
-        raise refuse(f"{name!r} is not a valid attribute name.")
-    existing = getattr(cls, name, None)
-    if callable(existing) or isinstance(existing, property):
-        raise refuse(f"attribute {name!r} would shadow {cls.__name__}.{name}.")
-
-
 def check_schema(cls: type, state: Any) -> None:
     """The state's hyperparameters are the class's, its attributes ones it declares."""
     key = cls.__name__
@@ -78,9 +75,10 @@ def check_schema(cls: type, state: Any) -> None:
             "The file was written by another levy-sklearn version without a migration.",
         )
     for name in attributes:
-        if name in names:
-            raise refuse(f"{name!r} is both a hyperparameter and an attribute.")
-        check_attribute_name(cls, name)
+        require(name not in names, f"{name!r} is both a hyperparameter and an attribute.")
+        existing = getattr(cls, name, None)
+        shadows = callable(existing) or isinstance(existing, property)
+        require(not shadows, f"attribute {name!r} would shadow {cls.__name__}.{name}.")
         if name not in cls._saved_attributes:
             raise refuse(f"{name!r} is not an attribute {key} saves ({key}._saved_attributes).")
 

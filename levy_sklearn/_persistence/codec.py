@@ -1,9 +1,6 @@
-"""A model file's state as typed JSON: one writer/reader pair per declared type family.
-
-A ``"net"`` is written as the specs it was built from, its weights and history; a state
-class through its ``to_state``/``from_state``; anything else as plain JSON or a tagged type
-of :func:`_values` (arrays to ``arrays/<n>.npy``, read with ``allow_pickle=False``).
-"""
+"""A model file's state as typed JSON: one writer/reader pair per declared type family (a
+net as its specs, a state class through ``to_state``/``from_state``, a value as JSON or a
+tag of :func:`_values`), arrays as ``.npy`` members read with ``allow_pickle=False``."""
 
 from __future__ import annotations
 
@@ -17,9 +14,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .checks import TAMPERED, refuse, state_classes
+from .checks import TAMPERED, refuse, require, state_classes
 
-PICKLE_PROTOCOL = b"\x80"  # a pickle of protocol 2 or later starts with the PROTO opcode
 # Array kinds a file may hold: bool, integers, floats, complex, datetime, timedelta, text.
 # Object ("O") and structured ("V") arrays would need pickle or carry arbitrary layouts.
 _ARRAY_KINDS = frozenset("biufcmMU")
@@ -29,15 +25,20 @@ _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _NET = {"ref", "network", "training", "dtype", "tensors", "optimizer", "history", "variance_scale"}
 
 
+def _need(ok: Any, problem: str, error: type = ValueError) -> None:
+    """Raise ``error(problem)`` unless ``ok``: a reader's ValueError is named by its tag."""
+    if not ok:
+        raise error(problem)
+
+
 def _list(value: Any, length: int | None = None) -> list:
-    if not isinstance(value, list) or (length is not None and len(value) != length):
-        raise ValueError(f"expected a list{'' if length is None else f' of {length}'}")
+    ok = isinstance(value, list) and length in (None, len(value))
+    _need(ok, f"expected a list{'' if length is None else f' of {length}'}")
     return value
 
 
 def _unit(unit: Any) -> str:
-    if unit not in ("s", "ms", "us", "ns"):
-        raise ValueError(f"time unit {unit!r} is not one of s, ms, us, ns")
+    _need(unit in ("s", "ms", "us", "ns"), f"time unit {unit!r} is not one of s, ms, us, ns")
     return unit
 
 
@@ -52,8 +53,8 @@ def _tz(tz: Any) -> str | None:
 
 
 def _typed(values: Any, kind: str) -> np.ndarray:
-    if not isinstance(values, np.ndarray) or values.dtype.kind != kind:
-        raise ValueError(f"an index needs an array of kind {kind!r}")
+    ok = isinstance(values, np.ndarray) and values.dtype.kind == kind
+    _need(ok, f"an index needs an array of kind {kind!r}")
     return values
 
 
@@ -61,77 +62,67 @@ def _freq(index: pd.Index, freq: Any) -> pd.Index:
     return index if freq is None else type(index)(index, freq=str(freq))
 
 
+def _plain(items: list, error: type = ValueError) -> list:
+    ok = all(i is None or type(i) in _PLAIN for i in items)
+    _need(ok, "an object array holds only str, int, float, bool or None", error)
+    return items
+
+
 def _objects(r: Reader, shape: list, items: list) -> np.ndarray:
-    shape, items = tuple(_list(shape)), r(_list(items))
-    if not all(type(n) is int and n >= 0 for n in shape) or math.prod(shape) != len(items):
-        raise ValueError(f"{len(items)} items do not fill the shape {shape}")
-    if not all(i is None or type(i) in _PLAIN for i in items):
-        raise ValueError("an object array holds only str, int, float, bool or None")
+    shape, items = tuple(_list(shape)), _plain(r(_list(items)))
+    ok = all(type(n) is int and n >= 0 for n in shape) and math.prod(shape) == len(items)
+    _need(ok, f"{len(items)} items do not fill the shape {shape}")
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out.reshape(shape)
 
 
 def _index(w: Writer, v: pd.Index) -> dict:
-    if type(v) is not pd.Index:
-        raise TypeError(f"a {type(v).__name__} cannot be saved.")
+    _need(type(v) is pd.Index, f"a {type(v).__name__} cannot be saved.", TypeError)
     if isinstance(v.dtype, np.dtype) and v.dtype.kind in _ARRAY_KINDS:
         values = w(v.to_numpy())
-    elif str(v.dtype) in _TEXT_INDEX:
-        values = w(v.tolist())
     else:
-        raise TypeError(f"an index of dtype {v.dtype} cannot be saved.")
+        _need(
+            str(v.dtype) in _TEXT_INDEX, f"an index of dtype {v.dtype} cannot be saved.", TypeError
+        )
+        values = w(v.tolist())
     return {"values": values, "dtype": str(v.dtype), "name": w(v.name)}
 
 
 def _read_index(r: Reader, b: dict) -> pd.Index:
     values, dtype, name = r(b["values"]), b["dtype"], r(b["name"])
     if isinstance(values, np.ndarray):
-        if str(values.dtype) != dtype:
-            raise ValueError(f"values of dtype {values.dtype} for an index of {dtype}")
+        _need(
+            str(values.dtype) == dtype, f"values of dtype {values.dtype} for an index of {dtype}"
+        )
         return pd.Index(values, name=name)
-    if dtype not in _TEXT_INDEX:
-        raise ValueError(f"index dtype {dtype!r} is not one a file holds")
+    _need(dtype in _TEXT_INDEX, f"index dtype {dtype!r} is not one a file holds")
     return pd.Index(_list(values), dtype=dtype, name=name)
 
 
 def _columns(w: Writer, frame: pd.DataFrame) -> list:
-    if frame.attrs or any(not isinstance(t, np.dtype) for t in frame.dtypes):
-        raise TypeError("a frame with attrs or columns of a pandas dtype cannot be saved.")
+    ok = not frame.attrs and all(isinstance(t, np.dtype) for t in frame.dtypes)
+    _need(ok, "a frame with attrs or columns of a pandas dtype cannot be saved.", TypeError)
     return [w(frame.iloc[:, i].to_numpy()) for i in range(frame.shape[1])]
 
 
+def _data(data: list, index: pd.Index) -> list:
+    ok = all(isinstance(c, np.ndarray) and c.shape == (len(index),) for c in data)
+    _need(ok, "values do not match the index")
+    return data
+
+
 def _frame(r: Reader, b: dict) -> pd.DataFrame:
-    index, columns, data = r.index(b["index"]), r.index(b["columns"]), r(_list(b["data"]))
-    if len(data) != len(columns) or any(
-        not isinstance(c, np.ndarray) or c.shape != (len(index),) for c in data
-    ):
-        raise ValueError("columns do not match the frame's index and column labels")
+    index, columns = r.index(b["index"]), r.index(b["columns"])
+    data = _data(r(_list(b["data"])), index)
+    _need(len(data) == len(columns), "columns do not match the frame's column labels")
     frame = pd.DataFrame(dict(enumerate(data)), index=index)
     frame.columns = columns
     return frame
 
 
-def _series(r: Reader, b: dict) -> pd.Series:
-    index, data = r.index(b["index"]), r(b["data"])
-    if not isinstance(data, np.ndarray) or data.shape != (len(index),):
-        raise ValueError("values do not match the series' index")
-    return pd.Series(data, index=index, name=r(b["name"]))
-
-
-def _naive(v: pd.Timestamp | pd.DatetimeIndex) -> Any:
-    return v if v.tz is None else v.tz_convert(None)
-
-
-def _timestamp(r: Reader, b: list) -> pd.Timestamp:
-    value, unit, tz = _list(b, 3)
-    moment = pd.Timestamp(np.datetime64(int(value), _unit(unit)))
-    return moment if tz is None else moment.tz_localize("UTC").tz_convert(str(tz))
-
-
 def _datetimes(r: Reader, b: dict) -> pd.DatetimeIndex:
-    index = pd.DatetimeIndex(_typed(r(b["values"]), "M"), name=r(b["name"]))
-    tz = b["tz"]
+    index, tz = pd.DatetimeIndex(_typed(r(b["values"]), "M"), name=r(b["name"])), b["tz"]
     return _freq(index if tz is None else index.tz_localize("UTC").tz_convert(str(tz)), b["freq"])
 
 
@@ -143,14 +134,12 @@ def _periods(r: Reader, b: dict) -> pd.PeriodIndex:
 
 
 def _float(r: Reader, b: str) -> float:
-    if b not in ("nan", "inf", "-inf"):
-        raise ValueError(f"{b!r} is not nan, inf or -inf")
+    _need(b in ("nan", "inf", "-inf"), f"{b!r} is not nan, inf or -inf")
     return float(b)
 
 
 def _scalar(r: Reader, b: str) -> np.generic:
-    if (a := r.array(b)).ndim != 0:
-        raise ValueError("a NumPy scalar must be a 0-d array")
+    _need((a := r.array(b)).ndim == 0, "a NumPy scalar must be a 0-d array")
     return a[()]
 
 
@@ -165,7 +154,6 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
     """Tagged values: (tag, type or test, write(writer, value), read(reader, body)), tried
     in this order when writing (NumPy scalars and enumerations subclass float, int or str,
     and come back as what they were; a subclass comes before its base)."""
-    from pandas.tseries.frequencies import to_offset
     from sktime.forecasting.base import ForecastingHorizon as Horizon
 
     try:  # sktime records each column's kind in _y_metadata["feature_kind"]
@@ -173,12 +161,8 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
     except ImportError:  # older sktime used pandas' interchange enumeration
         from pandas.core.interchange.dataframe_protocol import DtypeKind
 
-    def horizon(r: Reader, b: dict) -> Horizon:
-        return Horizon(r.index(b["values"]), is_relative=bool(b["is_relative"]), freq=r(b["freq"]))
-
     def enum(r: Reader, b: list) -> DtypeKind:
-        if _list(b, 2)[0] != "sktime.DtypeKind":
-            raise refuse(f"unknown enumeration {b[0]!r}.")
+        require(_list(b, 2)[0] == "sktime.DtypeKind", f"unknown enumeration {b[0]!r}.")
         return DtypeKind(r(b[1]))
 
     # fmt: off
@@ -192,17 +176,12 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
         # scikit-learn keeps column names (feature_names_in_) as an object array of str:
         # its items go into the JSON, one by one, rather than into a pickle.
         ("$objectarray", lambda v: isinstance(v, np.ndarray) and v.dtype == object,
-            lambda w, v: [list(v.shape), w.items(v)], lambda r, b: _objects(r, *_list(b, 2))),
+            lambda w, v: [list(v.shape), w(_plain(v.ravel().tolist(), TypeError))],
+            lambda r, b: _objects(r, *_list(b, 2))),
         ("$ndarray", np.ndarray, lambda w, v: w.array(v), lambda r, b: r.array(b)),
         ("$randomstate", np.random.RandomState, lambda w, v: w(v.get_state()), _random_state),
-        ("$nat", lambda v: v is pd.NaT, lambda w, v: None, lambda r, b: pd.NaT),
-        ("$timestamp", pd.Timestamp,
-            lambda w, v: [int(_naive(v).asm8.view(np.int64)), v.unit, _tz(v.tz)], _timestamp),
         ("$timedelta", pd.Timedelta, lambda w, v: [int(v.asm8.view(np.int64)), v.unit],
             lambda r, b: pd.Timedelta(np.timedelta64(int(_list(b, 2)[0]), _unit(b[1])))),
-        ("$period", pd.Period, lambda w, v: [int(v.ordinal), v.freqstr],
-            lambda r, b: pd.Period(ordinal=int(_list(b, 2)[0]), freq=str(b[1]))),
-        ("$offset", pd.DateOffset, lambda w, v: v.freqstr, lambda r, b: to_offset(str(b))),
         ("$multiindex", pd.MultiIndex,
             lambda w, v: {"levels": w(list(v.levels)), "codes": w(list(map(np.asarray, v.codes))),
                           "names": w(list(v.names))},
@@ -211,8 +190,8 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
         ("$rangeindex", pd.RangeIndex, lambda w, v: [v.start, v.stop, v.step, w(v.name)],
             lambda r, b: pd.RangeIndex(*map(int, _list(b, 4)[:3]), name=r(b[3]))),
         ("$datetimeindex", pd.DatetimeIndex,
-            lambda w, v: {"values": w(_naive(v).to_numpy()), "tz": _tz(v.tz), "freq": v.freqstr,
-                          "name": w(v.name)}, _datetimes),
+            lambda w, v: {"values": w((v if v.tz is None else v.tz_convert(None)).to_numpy()),
+                          "tz": _tz(v.tz), "freq": v.freqstr, "name": w(v.name)}, _datetimes),
         ("$timedeltaindex", pd.TimedeltaIndex,
             lambda w, v: {"values": w(v.to_numpy()), "freq": v.freqstr, "name": w(v.name)},
             lambda r, b: _freq(pd.TimedeltaIndex(_typed(r(b["values"]), "m"), name=r(b["name"])),
@@ -226,10 +205,14 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
             _frame),
         ("$series", pd.Series,
             lambda w, v: {"index": w(v.index), "name": w(v.name),
-                          "data": _columns(w, v.to_frame())[0]}, _series),
+                          "data": _columns(w, v.to_frame())[0]},
+            lambda r, b: pd.Series(_data([r(b["data"])], idx := r.index(b["index"]))[0],
+                                   index=idx, name=r(b["name"]))),
         ("$fh", Horizon,
             lambda w, v: {"values": w(v.to_pandas()), "is_relative": bool(v.is_relative),
-                          "freq": w(v.freq)}, horizon),
+                          "freq": w(v.freq)},
+            lambda r, b: Horizon(r.index(b["values"]), is_relative=bool(b["is_relative"]),
+                                 freq=r(b["freq"]))),
     )
     # fmt: on
 
@@ -252,8 +235,8 @@ class Writer:
             self.memo[id(value)] = (ref, value)
             if family == "net":
                 return {"$net": self.net(value, ref)}
-            if type(value) is not state_classes()[family]:
-                raise TypeError(f"a {type(value).__name__} is not a {family} state.")
+            ok = type(value) is state_classes()[family]
+            _need(ok, f"a {type(value).__name__} is not a {family} state.", TypeError)
             return {"$state": [type(value).__name__, ref, self(value.to_state())]}
         except TypeError as err:
             raise TypeError(f"{name}: {err}") from None
@@ -276,19 +259,13 @@ class Writer:
             "use pickle or joblib, from a trusted source only, for such an estimator."
         )
 
-    def items(self, a: np.ndarray) -> list:
-        items = a.ravel().tolist()
-        if not all(item is None or type(item) in _PLAIN for item in items):
-            raise TypeError(
-                "an object array can be saved only if it holds str, int, float, bool or None."
-            )
-        return self(items)
-
     def array(self, a: np.ndarray) -> str:
-        if a.dtype.kind not in _ARRAY_KINDS or a.dtype.fields is not None:
-            raise TypeError(
-                f"arrays of dtype {a.dtype} cannot be saved; convert it to numbers or text."
-            )
+        ok = a.dtype.kind in _ARRAY_KINDS and a.dtype.fields is None
+        _need(
+            ok,
+            f"arrays of dtype {a.dtype} cannot be saved; convert them to numbers or text.",
+            TypeError,
+        )
         buffer = io.BytesIO()
         np.save(buffer, a, allow_pickle=False)
         self.arrays.append(buffer.getvalue())
@@ -299,21 +276,21 @@ class Writer:
         settings and history: what rebuilds it, not skorch's attributes."""
         from ..training import LevyNeuralNet
 
-        if type(net) is not LevyNeuralNet or not getattr(net, "initialized_", False):
-            raise TypeError("only a fitted LevyNeuralNet can be saved; fit it first.")
+        ok = type(net) is LevyNeuralNet and getattr(net, "initialized_", False)
+        _need(ok, "only a fitted LevyNeuralNet can be saved; fit it first.", TypeError)
         dtypes = {str(p.dtype)[6:] for p in net.module_.parameters() if p.is_floating_point()}
-        if len(dtypes) != 1 or not dtypes <= set(_DTYPES):
-            raise TypeError(
-                f"the module's dtypes {sorted(dtypes)} are not one of {list(_DTYPES)}."
-            )
+        ok = len(dtypes) == 1 and dtypes <= set(_DTYPES)
+        _need(
+            ok, f"the module's dtypes {sorted(dtypes)} are not one of {list(_DTYPES)}.", TypeError
+        )
         tensors = {}
         for attr in ("module_", "criterion_"):
-            state = getattr(net, attr).state_dict()
+            tensors[attr] = list(state := getattr(net, attr).state_dict())
             for name, tensor in state.items():
                 # A contiguous copy on the CPU: safetensors refuses tensors sharing memory.
-                copy = tensor.detach().to("cpu", copy=True).contiguous()
-                self.tensors[f"{ref}.{attr}.{name}"] = copy
-            tensors[attr] = list(state)
+                self.tensors[f"{ref}.{attr}.{name}"] = (
+                    tensor.detach().to("cpu", copy=True).contiguous()
+                )
         return {
             "ref": ref,
             "network": self(dataclasses.asdict(net.network_spec_)),
@@ -354,13 +331,11 @@ class Reader:
             return raw
         if isinstance(raw, list):
             return [self(v) for v in raw]
-        if not isinstance(raw, dict):
-            raise refuse(f"unexpected JSON value {raw!r} in the state.")
+        require(isinstance(raw, dict), f"unexpected JSON value {raw!r} in the state.")
         tags = [k for k in raw if k.startswith("$")]
         if not tags:
             return {k: self(v) for k, v in raw.items()}
-        if len(raw) != 1:
-            raise refuse(f"a tagged value has other keys besides {tags[0]!r}.")
+        require(len(raw) == 1, f"a tagged value has other keys besides {tags[0]!r}.")
         tag, body = next(iter(raw.items()))
         read = next((read for t, _, _, read in _values() if t == tag), None)
         if read is None:
@@ -374,11 +349,9 @@ class Reader:
     def guard(self, tag: str, read: Any) -> Any:
         try:
             return read()
-        except ValueError as err:
-            if str(err).startswith("Refusing"):
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError) as err:
+            if str(err).startswith("Refusing"):  # a refusal from within, already named
                 raise
-            raise refuse(f"a {tag} value is malformed ({err}).") from err
-        except (TypeError, KeyError, IndexError, AttributeError) as err:
             raise refuse(f"a {tag} value is malformed ({type(err).__name__}: {err}).") from err
 
     def index(self, raw: Any) -> pd.Index:
@@ -389,14 +362,10 @@ class Reader:
     def array(self, member: Any) -> np.ndarray:
         if not isinstance(member, str) or member not in self.arrays:
             raise refuse(f"the state refers to an array {member!r} the archive lacks.")
-        if member in self.used_arrays:
-            raise refuse(f"the state refers to the array {member} twice.")
+        require(member not in self.used_arrays, f"the state refers to the array {member} twice.")
         self.used_arrays.add(member)
         data = self.arrays[member]
-        if data.startswith(PICKLE_PROTOCOL):
-            raise refuse(f"{member} is a pickle payload, not a .npy array.")
-        if not data.startswith(b"\x93NUMPY"):
-            raise refuse(f"{member} is not a .npy array.")
+        require(data.startswith(b"\x93NUMPY"), f"{member} is not a .npy array.")
         try:
             a = np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
         except ValueError as err:
@@ -414,10 +383,8 @@ class Reader:
 
     def state(self, cls: type, body: list, name: str) -> Any:
         key, ref, fields = _list(body, 3)
-        if key != cls.__name__:
-            raise refuse(f"unknown state class {key!r} for {name}.")
-        if not isinstance(fields, dict):
-            raise refuse(f"{key} needs its fields by name.")
+        require(key == cls.__name__, f"unknown state class {key!r} for {name}.")
+        require(isinstance(fields, dict), f"{key} needs its fields by name.")
         try:
             obj = cls.from_state(self(fields))
         except (TypeError, ValueError) as err:
@@ -434,11 +401,9 @@ class Reader:
 
         if extra := sorted(set(body) - _NET):
             raise refuse(f"the skorch net's {extra[0]!r} is rebuilt, not read (from its specs).")
-        if set(body) != _NET:
-            raise refuse(f"a skorch net record lacks {sorted(_NET - set(body))}.")
+        require(set(body) == _NET, f"a skorch net record lacks {sorted(_NET - set(body))}.")
         ref, dtype = self.new_ref(body["ref"]), _DTYPES.get(body["dtype"])
-        if dtype is None:
-            raise refuse(f"unknown module dtype {body['dtype']!r}.")
+        require(dtype is not None, f"unknown module dtype {body['dtype']!r}.")
         network, training = self(body["network"]), self(body["training"])
         if self.device is not None:
             training["device"] = self.device
