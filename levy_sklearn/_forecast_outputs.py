@@ -47,6 +47,8 @@ class ForecastOutputs:
         "_index_names": ("value", False),
         "_series": ("frames", True),
         "_step": ("value", False),
+        "covariates_": ("covariates", False),
+        "_covariates": ("frames", False),
         "pretrained_net_": ("net", False),
         "pretrained_calibration_": ("calibration", False),
         "pretrained_channel_mean_": ("floats", False),
@@ -55,6 +57,7 @@ class ForecastOutputs:
         "pretrained_columns_": ("value", False),
         "pretrained_time_unit_": ("span", False),
         "pretrained_time_kind_": ("text", False),
+        "pretrained_covariates_": ("covariates", False),
         "_cutoff": ("index", True),
         "_fh": ("sktime", False),
         "_y": ("sktime", False),
@@ -106,8 +109,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
 
         Returns
         -------
@@ -149,7 +152,7 @@ class ForecastOutputs:
         self.check_is_fitted()
         fh = self._check_fh(fh)
         parts: dict = {}
-        rows, mean, var, *_ = self._moments(fh, parts)
+        rows, mean, var, *_ = self._moments(fh, parts, self._check_X(X))
         columns = self._get_columns("predict_var")
         heads = pd.MultiIndex.from_product(
             [columns, range(parts["evidence"].shape[-1])], names=[None, "head"]
@@ -181,8 +184,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
         coverage : float or list of float, default=0.90
             Nominal coverage(s), each strictly between 0 and 1 (ints are read as floats;
             strings and booleans are refused).
@@ -216,8 +219,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
         alpha : float or list of float, optional
             Quantile levels, each strictly between 0 and 1 (ints are read as floats;
             strings and booleans are refused);
@@ -253,8 +256,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
         marginal : bool, default=True
             Only marginal distributions are returned.
 

@@ -25,11 +25,17 @@ def require(ok: Any, problem: str, fix: str = "") -> None:
 
 def state_classes() -> dict[str, type]:
     """The package's state classes by the family that declares them."""
+    from .._covariates import CovariateSpec
     from .._series_training import SeriesSpec
     from ..calibration import LeadCalibration
     from ..conformal import ConformalIntervals
 
-    return {"calibration": LeadCalibration, "conformal": ConformalIntervals, "spec": SeriesSpec}
+    return {
+        "calibration": LeadCalibration,
+        "conformal": ConformalIntervals,
+        "spec": SeriesSpec,
+        "covariates": CovariateSpec,
+    }
 
 
 def _families() -> dict[str, tuple[type, ...]]:
@@ -149,7 +155,7 @@ def _check_forecaster(attributes: dict) -> None:
         net = attributes.get(f"{prefix}net_")
         if net is None:
             continue
-        n = net.network_spec_.n_channels
+        n = net.network_spec_.n_targets  # y's channels; X's are inputs after them
         expected = {f"{prefix}channel_mean_": (n,), f"{prefix}channel_scale_": (n,)}
         expected[f"{prefix}n_channels_"] = n
         if not prefix:
