@@ -115,6 +115,13 @@ RETUNABLE_PARAMS = frozenset(
 )
 
 
+def _up_to_ends(frames: dict, series: list) -> list[pd.DataFrame]:
+    """Each series' ``X`` frame up to the series' last time point: what its standardisation
+    and roles are fitted on, so that no value after the cutoff changes them."""
+    ends = {key: frame.index[-1] for key, frame in series}
+    return [frame[frame.index <= ends[key]] for key, frame in frames.items()]
+
+
 @shared_docs
 class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     r"""Probabilistic forecaster for irregular, multivariate series and panels (Lévy attention).
@@ -534,7 +541,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             return panel
         frames = self._split_X(X, series, covariates, "pretrain's X")
         if covariates is None:
-            covariates = CovariateSpec.fit(list(frames.values()), self.known_ahead)
+            covariates = CovariateSpec.fit(_up_to_ends(frames, series), self.known_ahead)
             self.pretrained_covariates_ = covariates
         inputs = covariates.inputs(spec.axis, [frames.get(key) for key, _ in series])
         return panel._replace(inputs=inputs)
@@ -728,7 +735,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         if X is not None:
             self._covariates = self._split_X(X, series, covariates, "X")
             self.covariates_ = covariates or CovariateSpec.fit(
-                list(self._covariates.values()), self.known_ahead
+                _up_to_ends(self._covariates, series), self.known_ahead
             )
         self._fit_core(series, pretrained)
         return self
