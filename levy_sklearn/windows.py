@@ -198,15 +198,18 @@ def _input_tokens(
 def _with_inputs(
     event: tuple[np.ndarray, np.ndarray, np.ndarray],
     inputs: InputSeries,
-    shift: float,
+    where: tuple[float, float, float],
+    spans: tuple[float, float, int | None],
     first: int,
-    tokens: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A window's normalised ``event`` (times relative to its origin, ``shift`` after the
-    cutoff) followed by its input ``tokens`` (relative to the cutoff, see
-    :func:`_input_tokens`) and one token per static trait at the origin, the input
-    channels numbered from ``first``: inputs keep their standardised values (no instance
-    normalisation), so a dose or a trait means the same in every window."""
+    """A window's normalised ``event`` (times relative to its origin) followed by the tokens
+    of its inputs (:func:`_input_tokens`; ``where``: the context's end, the cutoff and the
+    origin's shift after it; ``spans``: look-back, how far ahead, token cap) and one token
+    per static trait at the origin, the input channels numbered from ``first``: inputs keep
+    their standardised values (no instance normalisation), so a dose or a trait means the
+    same in every window."""
+    end, cutoff, shift = where
+    tokens = _input_tokens(inputs, end, cutoff, *spans)
     static = np.flatnonzero(np.isfinite(inputs.static))
     times = np.concatenate([event[0], tokens[0] - shift, np.zeros(static.size)])
     chans = np.concatenate([event[1], tokens[1] + first, static + first]).astype(event[1].dtype)
@@ -352,7 +355,8 @@ def series_windows(
     if (horizon is None) == (query_times is None):
         raise ValueError("Give exactly one of horizon (training) and query_times (prediction).")
     n_channels = int(np.shape(values[0])[1]) if len(values) else 1
-    ahead = horizon if input_horizon is None else input_horizon
+    # Input tokens of each window: its look-back, how far ahead, and the token cap.
+    spans = (context_length, horizon if input_horizon is None else input_horizon, max_tokens)
     windows = []
     for i, (t_i, v_i) in enumerate(zip(times, values, strict=True)):
         t_i = np.asarray(t_i, dtype=np.float64)
@@ -399,19 +403,8 @@ def series_windows(
                 tt, chans, vv, rel, tgt, (level, slope, scale), season, seasonal_period
             )
             if inputs is not None:
-                window_inputs = _input_tokens(
-                    inputs[i], c - gap, c, context_length, ahead, max_tokens
-                )
-                event = _with_inputs(event, inputs[i], shift, n_channels, window_inputs)
-            windows.append(
-                _Window(
-                    event,
-                    *queries,
-                    series=i,
-                    cutoff=c,
-                    origin=c + shift,
-                )
-            )
+                event = _with_inputs(event, inputs[i], (c - gap, c, shift), spans, n_channels)
+            windows.append(_Window(event, *queries, series=i, cutoff=c, origin=c + shift))
     return _stack(windows)
 
 
