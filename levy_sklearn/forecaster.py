@@ -925,5 +925,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
                 "windows_per_series": 16,
                 "refit_on_update": True,
                 "ar_order": 0,
+                # sktime's scenarios with X forecast under their X: every column known ahead.
+                "known_ahead": "all",
             },
         ]
