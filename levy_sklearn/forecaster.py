@@ -583,6 +583,17 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         kind, tz = index_kind(frame.index), getattr(frame.index, "tz", None)
         return split_covariates(X, [key for key, _ in series], kind, tz, what)
 
+    def _update_covariates(self, X, y) -> dict:
+        """update's ``X`` split by series (``y``'s new series included), checked; ``{}``
+        without ``X``."""
+        covariates = self._check_X_role(X, "update", "covariates_")
+        if X is None:
+            return {}
+        series = list(self._series.items())
+        if y is not None:
+            series += [item for item in instances(y) if item[0] not in self._series]
+        return self._split_X(X, series, covariates, "update's X")
+
     def _inputs(self, keys: list, plans: dict | None = None) -> list | None:
         """The windows' inputs of the fitted series ``keys`` (``None`` without ``X``), each
         with its plan after its last time point where ``plans`` (predict's ``X``) has one."""
@@ -697,9 +708,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         # _update cannot take first (a refused update leaves the forecaster as it was).
         latest = self._cutoff if self.is_fitted else None
         before = self.__dict__.pop("_y_before", None)  # taken by _check_X_y for this update
-        if self.is_fitted and y is not None:
+        if self.is_fitted and (y is not None or X is not None):
             try:
-                check_update(y, self._series, self.time_kind_)
+                if y is not None:
+                    check_update(y, self._series, self.time_kind_)
+                self._update_covariates(X, y)
             except (TypeError, ValueError):
                 self._y_metadata, self._y_mtype_last_seen = before
                 raise
@@ -784,10 +797,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             (self.channel_mean_, self.channel_scale_),
             getattr(self, "pretrained_net_", None) is not None,
         )
-        covariates = self._check_X_role(X, "update", "covariates_")
         if X is not None:
-            new = self._split_X(X, list(self._series.items()), covariates, "update's X")
-            for key, frame in new.items():
+            for key, frame in self._update_covariates(X, y).items():
                 old = self._covariates.get(key)
                 if old is not None:
                     frame = pd.concat([old, frame])

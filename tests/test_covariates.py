@@ -132,6 +132,16 @@ def test_static_traits_and_own_time_points_on_a_panel_with_pretrain_and_update()
         assert np.isfinite(first.to_numpy()).all()
         forecaster.update(y.loc[[0]].iloc[-1:], X=X.loc[[0]].iloc[-2:], update_params=False)
         assert np.isfinite(forecaster.predict([1], X=X.loc[[0]]).to_numpy()).all()
+        buffer = io.BytesIO()
+        save(forecaster, buffer)
+        buffer.seek(0)
+        loaded = load(buffer)
+        assert loaded.pretrained_covariates_ == forecaster.pretrained_covariates_
+        pd.testing.assert_frame_equal(
+            loaded.predict([1, 2], X=X.loc[[0]]), forecaster.predict([1, 2], X=X.loc[[0]])
+        )
+        with pytest.raises(ValueError, match="pretrained network reads X's columns"):
+            forecaster.clone().fit(one)
 
 
 def test_the_model_file_keeps_the_covariates(with_plan):
@@ -157,6 +167,12 @@ def test_bad_covariates_are_refused_with_the_fix(with_plan):
     without = LevyForecaster(**TINY_FC).fit(y.iloc[:N])
     with pytest.raises(ValueError, match="trained without X"):
         without.predict(FH, X=plan)
+    with pytest.raises(ValueError, match="trained without X"):
+        without.update(y.iloc[N : N + 1], X=plan.iloc[:1], update_params=False)
+    assert without.cutoff[0] == N - 1  # a refused update leaves the forecaster as it was
+    pd.testing.assert_frame_equal(
+        without.predict(FH), LevyForecaster(**TINY_FC).fit(y.iloc[:N]).predict(FH)
+    )
     dated = X.iloc[:N].set_axis(pd.date_range("2024", periods=N, freq="h"))
     with pytest.raises(ValueError, match="X has timestamps but y has integer times"):
         LevyForecaster(**TINY_FC).fit(y.iloc[:N], X=dated)
