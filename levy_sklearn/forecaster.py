@@ -224,6 +224,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Written by ``pretrain`` and kept by later ``fit`` calls.
     pretrained_calibration_ : LeadCalibration
         The calibration on series held out of pretraining.
+    pretrained_covariates_ : CovariateSpec
+        The pretraining panel's ``X`` columns, roles and standardisation (``pretrain`` with
+        ``X`` only), which every later ``fit`` reads.
     pretrained_channel_mean_, pretrained_channel_scale_ : ndarray of shape (n_channels,)
         The pretraining panel's per-channel standardisation.
     pretrained_columns_ : list
@@ -529,22 +532,23 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     # ------------------------------------------------------------------ sktime private API
 
-    def _pretraining_panel(self, y: pd.DataFrame, X: pd.DataFrame | None) -> Panel:
+    def _pretraining_panel(
+        self, y: pd.DataFrame, X: pd.DataFrame | None
+    ) -> tuple[Panel, CovariateSpec | None]:
         """A pretraining panel on its axis and scaling (the pretrained ones when again),
-        with its covariates (``pretrained_covariates_`` written here on a first pretrain)."""
+        with its covariates, and their spec (fitted on the panel on a first pretrain)."""
         series = in_key_order(instances(y))
         warn_unobserved(y, "the pretraining panel")
         spec = self._resolve(series)
         panel = series_panel(spec, series, self._pretrained_scaling(), alike=True)
         covariates = self._check_X_role(X, "pretrain", "pretrained_covariates_")
         if X is None:
-            return panel
+            return panel, None
         frames = self._split_X(X, series, covariates, "pretrain's X")
         if covariates is None:
             covariates = CovariateSpec.fit(_up_to_ends(frames, series), self.known_ahead)
-            self.pretrained_covariates_ = covariates
         inputs = covariates.inputs(spec.axis, [frames.get(key) for key, _ in series])
-        return panel._replace(inputs=inputs)
+        return panel._replace(inputs=inputs), covariates
 
     # ------------------------------------------------------------------ covariates
 
@@ -642,25 +646,21 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
         Writes ``pretrained_net_``, ``pretrained_time_unit_``, ``pretrained_time_kind_``,
         ``pretrained_n_channels_``, ``pretrained_columns_``, ``pretrained_channel_mean_``,
-        ``pretrained_channel_scale_`` and ``pretrained_calibration_``.
+        ``pretrained_channel_scale_``, ``pretrained_calibration_`` and, with ``X``,
+        ``pretrained_covariates_``.
         """
         self._check_params()
         for name in _PRETRAINED:  # pretrain after fit starts afresh
             self.__dict__.pop(name, None)
         seed = self._seed()
-        panel = self._pretraining_panel(y, X)
-        covariates = getattr(self, "pretrained_covariates_", None)
+        panel, covariates = self._pretraining_panel(y, X)
         n_inputs = 0 if covariates is None else len(covariates.columns)
-        try:
-            net, calibration = pretrain_calibrated(
-                panel,
-                self.calibration_folds,
-                seed,
-                self._trainer(panel.spec, y.shape[1], seed, n_inputs),
-            )
-        except BaseException:
-            self.__dict__.pop("pretrained_covariates_", None)
-            raise
+        net, calibration = pretrain_calibrated(
+            panel,
+            self.calibration_folds,
+            seed,
+            self._trainer(panel.spec, y.shape[1], seed, n_inputs),
+        )
         # Written together once training succeeded: an interrupted pretrain leaves none.
         self.pretrained_time_unit_ = panel.spec.axis.unit
         self.pretrained_time_kind_ = panel.spec.axis.kind
@@ -669,6 +669,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         self.pretrained_channel_mean_ = panel.mean
         self.pretrained_channel_scale_ = panel.scale
         self.pretrained_calibration_ = calibration
+        if covariates is not None:
+            self.pretrained_covariates_ = covariates
         self.pretrained_net_ = net
         return self
 
@@ -683,7 +685,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         self._check_params()
         seed = self._seed()
         net, self.pretrained_calibration_ = pretrain_calibrated(
-            self._pretraining_panel(y, X),
+            self._pretraining_panel(y, X)[0],
             self.calibration_folds,
             seed,
             partial(
@@ -726,8 +728,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Writes ``net_``, ``spec_`` (which ``time_unit_``, ``time_origin_``, ``time_kind_``,
         ``context_span_``, ``horizon_span_``, ``seasonal_period_`` and ``max_targets_``
         read), ``channel_mean_``, ``channel_scale_``, ``series_mean_``, ``series_scale_``,
-        ``n_channels_``, ``ar_order_``, ``calibration_fraction_``, ``calibration_`` and the
-        context kept for prediction.
+        ``n_channels_``, ``ar_order_``, ``calibration_fraction_``, ``calibration_``, with ``X``
+        ``covariates_``, and the context (and covariates) kept for prediction.
         After ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
