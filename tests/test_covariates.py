@@ -16,6 +16,7 @@ from conftest import TINY_FC
 
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.serialization import load, save
+from levy_sklearn.windows import InputSeries, series_windows
 
 A, LAG, NOISE, N = 3.0, 2, 0.3, 240
 FH = [1, 2, 3, 4]
@@ -176,3 +177,23 @@ def test_bad_covariates_are_refused_with_the_fix(with_plan):
     dated = X.iloc[:N].set_axis(pd.date_range("2024", periods=N, freq="h"))
     with pytest.raises(ValueError, match="X has timestamps but y has integer times"):
         LevyForecaster(**TINY_FC).fit(y.iloc[:N], X=dated)
+
+
+def test_windows_read_past_only_inputs_to_the_cutoff_and_known_ahead_ones_beyond():
+    t, v = np.arange(10.0), np.zeros((10, 1))
+    x = np.arange(10.0)[:, None] + 100  # the input's value names its time
+    windows = {}
+    for known in (False, True):
+        inputs = InputSeries(t, x, known=np.array([known]), static=np.array([np.nan]))
+        w = series_windows(
+            [t], [v], [np.array([5.0])], context_length=3, horizon=2, inputs=[inputs]
+        )
+        mine = w.tokens["mask"][0] & (w.tokens["channels"][0] == 1)
+        windows[known] = sorted(w.tokens["values"][0][mine].tolist())
+    assert windows[False] == [103.0, 104.0, 105.0]  # (cutoff − 3, cutoff]
+    assert windows[True] == [103.0, 104.0, 105.0, 106.0, 107.0]  # and (cutoff, cutoff + 2]
+    trait = InputSeries(t, np.full((10, 1), 7.0), known=np.array([False]), static=np.array([7.0]))
+    w = series_windows([t], [v], [np.array([5.0])], context_length=3, horizon=2, inputs=[trait])
+    mine = w.tokens["mask"][0] & (w.tokens["channels"][0] == 1)
+    assert w.tokens["values"][0][mine].tolist() == [7.0]  # a trait: one token per window
+    assert (w.tokens["query_channels"][w.query_valid] == 0).all()  # inputs are never queried
