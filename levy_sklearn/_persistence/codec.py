@@ -403,11 +403,10 @@ class Reader:
         cls = {c.__name__: c for c in state_classes().values()}.get(key)
         require(cls is not None, f"unknown state class {key!r} for {self.name}.")
         require(isinstance(fields, dict), f"{key} needs its fields by name.")
+        fields = self(fields)
         try:
-            obj = cls.from_state(self(fields))
+            obj = cls.from_state(fields)
         except (TypeError, ValueError) as err:
-            if str(err).startswith("Refusing"):
-                raise
             raise refuse(f"{self.name}: {err}", TAMPERED) from None
         self.objects[self.new_ref(ref)] = obj
         return obj
