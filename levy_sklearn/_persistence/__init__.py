@@ -48,7 +48,7 @@ def save(estimator: Any, path: Source) -> None:
     writer = Writer()
     state = {
         "params": writer.values(params, "hyperparameter "),
-        "attributes": writer.values(attributes),
+        "attributes": writer.values(attributes, shared=_shared(cls)),
     }
     archive.write(key, state, writer, path)
 
@@ -65,7 +65,8 @@ def load(path: Source, classes: dict[str, type], device: str | None = None) -> A
 
         device = check_device(device)  # a ValueError naming the fix, before any work
     reader = Reader(arrays, tensors, device)
-    params, attributes = reader.values(state["params"]), reader.values(state["attributes"])
+    params = reader.values(state["params"])
+    attributes = reader.values(state["attributes"], _shared(cls))
     _check_fitted(cls, attributes)
     if problem := _architecture_mismatch(params, attributes):
         raise refuse(problem, TAMPERED)
@@ -109,6 +110,12 @@ def sktime_load(cls: type, serial: Any, in_memory: bool) -> Any:
 def _param_names(cls: type) -> list[str]:
     # scikit-base (sktime) names it get_param_names, scikit-learn _get_param_names.
     return list((getattr(cls, "get_param_names", None) or cls._get_param_names)())
+
+
+def _shared(cls: type) -> set[str]:
+    """The attributes that hold a net or a state object: written once, then referenced."""
+    families = {"net", *state_classes()}
+    return {name for name, (family, *_) in cls._saved_attributes.items() if family in families}
 
 
 def _families() -> dict[str, tuple[tuple[type, ...], Any, str]]:

@@ -242,17 +242,18 @@ class Writer:
         self.tensors: dict[str, torch.Tensor] = {}
         self.memo: dict[int, tuple[str, Any]] = {}  # id → (reference, object kept alive)
 
-    def values(self, values: dict[str, Any], what: str = "") -> dict[str, Any]:
-        """Each named value written; a value it cannot write is a ``TypeError`` naming it."""
+    def values(self, values: dict, what: str = "", shared: Any = ()) -> dict[str, Any]:
+        """Each named value written (a net or state object only as one of ``shared``); a
+        value it cannot write is a ``TypeError`` naming it."""
         written = {}
         for name, value in values.items():
             try:
-                written[name] = self(value)
+                written[name] = self(value, shared=name in shared)
             except TypeError as err:
                 raise TypeError(f"{what}{name}: {err}") from None
         return written
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: Any, shared: bool = False) -> Any:
         if value is None or type(value) in (bool, int, str):
             return value
         if type(value) is float and math.isfinite(value):
@@ -263,9 +264,11 @@ class Writer:
             return {k: self(v) for k, v in value.items()}
         for tag, kind, write, _ in _values():
             if isinstance(value, kind) if isinstance(kind, type) else kind(value):
-                if tag in _SHARED and id(value) in self.memo:  # the same object again
-                    return {"$ref": self.memo[id(value)][0]}
-                if tag in _SHARED:
+                if tag in _SHARED:  # a net or state object: once, then as a reference
+                    what = f"a {type(value).__name__} is saved only in its family's attributes"
+                    _need(shared, what, TypeError)
+                    if id(value) in self.memo:
+                        return {"$ref": self.memo[id(value)][0]}
                     self.memo[id(value)] = (f"{_SHARED[tag]}{len(self.memo)}", value)
                 return {tag: write(self, value)}
         raise TypeError(
@@ -331,15 +334,16 @@ class Reader:
         self.objects: dict[str, Any] = {}
         self.name = ""
 
-    def values(self, raw: dict[str, Any]) -> dict[str, Any]:
-        """Each named value read (a refusal of a state object's fields names it)."""
+    def values(self, raw: dict[str, Any], shared: Any = ()) -> dict[str, Any]:
+        """Each named value read (a net or state object only as one of ``shared``; a
+        refusal of a state object's fields names it)."""
         values = {}
         for name, value in raw.items():
             self.name = name
-            values[name] = self(value)
+            values[name] = self(value, shared=name in shared)
         return values
 
-    def __call__(self, raw: Any) -> Any:
+    def __call__(self, raw: Any, shared: bool = False) -> Any:
         if raw is None or isinstance(raw, bool | int | float | str):
             return raw
         if isinstance(raw, list):
@@ -350,6 +354,8 @@ class Reader:
             return {k: self(v) for k, v in raw.items()}
         require(len(raw) == 1, f"a tagged value has other keys besides {tags[0]!r}.")
         tag, body = next(iter(raw.items()))
+        if tag in (*_SHARED, "$ref"):
+            require(shared, f"{self.name} holds a {tag}, which its declared family cannot.")
         if tag == "$ref":
             ok = isinstance(body, str) and body in self.objects
             require(ok, f"reference {body!r} to an object not defined before it.")
