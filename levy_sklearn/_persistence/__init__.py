@@ -128,16 +128,15 @@ def _families() -> dict[str, tuple[tuple[type, ...], Any, str]]:
     def floats(a: np.ndarray) -> bool:
         return a.dtype.kind == "f" and bool(np.isfinite(a).all())
 
+    def scales(a: np.ndarray) -> bool:
+        return floats(a) and bool((a > 0).all())
+
     anything = ((object,), None, "")  # a resolved setting whose type follows the data
     return {
         **{family: ((cls,), None, "") for family, cls in state_classes().items()},
         "net": ((LevyNeuralNet,), None, ""),
         "floats": ((np.ndarray,), floats, "hold finite floats"),
-        "scales": (
-            (np.ndarray,),
-            lambda a: floats(a) and (a > 0).all(),
-            "hold positive finite floats",
-        ),
+        "scales": ((np.ndarray,), scales, "hold positive finite floats"),
         "names": ((np.ndarray,), None, ""),
         "int": ((int,), None, ""),
         "number": ((int, float), None, ""),
@@ -176,8 +175,8 @@ def _check_schema(cls: type, state: Any) -> None:
 
 
 def _check_fitted(cls: type, attributes: dict) -> None:
-    """Each attribute of its declared family and shape (an edited one loaded and predicted
-    wrong numbers silently), every required one there once fitted."""
+    """Each attribute of its declared family and shape (one of another shape would broadcast
+    into wrong numbers at predict), every required one there once fitted."""
     key, declared, families = cls.__name__, cls._saved_attributes, _families()
     if "net_" in attributes:
         missing = [
@@ -211,14 +210,14 @@ def _check_fitted(cls: type, attributes: dict) -> None:
         got = value if isinstance(shape, str) else np.shape(value)
         if got != want:
             raise refuse(f"{name} is {got}, where the network and the data need {want}.", TAMPERED)
-    if attributes.get("_y_1d") and attributes.get("n_targets_") != 1:
+    if attributes.get("_y_1d") and attributes.get("n_targets_", 1) != 1:
         raise refuse(f"_y_1d is true for {attributes.get('n_targets_')} targets.", TAMPERED)
 
 
 def _architecture_mismatch(params: dict, attributes: dict) -> str | None:
     """Where a hyperparameter of the network's shape differs from the spec its net was
-    built from (a ``d_model`` edited 32 → 16 loaded, and ``get_params`` said 16 of a
-    32-wide network); the weights are checked against that spec's network."""
+    built from, so that ``get_params`` describes the network; the weights are checked
+    against that spec's network."""
     for attr in ("net_", "pretrained_net_"):
         spec = getattr(attributes.get(attr), "network_spec_", None)
         for name in _ARCHITECTURE if spec is not None else ():
