@@ -356,8 +356,14 @@ def load_remifentanil(
     traits = {}
     if include_traits:
         df = df.assign(male=_encode(df["Sex"], {"Male": 1, "Female": 0}))
-        traits = {"Age": "age", "male": "male", "Ht": "height", "Wt": "weight"}
-        traits.update(BSA="bsa", LBM="lbm")
+        traits = {
+            "Age": "age",
+            "male": "male",
+            "Ht": "height",
+            "Wt": "weight",
+            "BSA": "bsa",
+            "LBM": "lbm",
+        }
     return _dosing_panel(df, "ID", "Time", records, traits, "min", time_as)
 
 
@@ -637,13 +643,17 @@ _GLUCOSE_FILE = "simglucose_cohorts.csv.gz"
 def _check_groups(group):
     if group is None:
         return _GLUCOSE_GROUPS
-    groups = (group,) if isinstance(group, str) else group
-    if not isinstance(groups, Iterable) or not all(isinstance(g, str) for g in groups):
+    if isinstance(group, str):
+        groups = (group,)
+    elif isinstance(group, Iterable):
+        groups = tuple(group)
+    else:
+        groups = (group,)
+    if not all(isinstance(g, str) for g in groups):
         raise TypeError(
             f"group must be None, a group name or a list of them, got {group!r}; "
             f"the groups are {list(_GLUCOSE_GROUPS)}."
         )
-    groups = tuple(groups)
     unknown = [g for g in groups if g not in _GLUCOSE_GROUPS]
     if unknown or not groups:
         raise ValueError(

@@ -401,7 +401,7 @@ def test_simulated_glucose_groups_and_traits():
             assert _per_subject(adults, column).loc[patient] == pytest.approx(
                 traits[column], rel=TRAITS_REL
             )
-    both = load_simulated_glucose(group=["child", "adolescent"], include_traits=True)
+    both = load_simulated_glucose(group=("child", "adolescent"), include_traits=True)
     assert both.index.get_level_values("patient").nunique() == 20
     for patient, traits in [("child#002", CHILD_002), ("adolescent#001", ADOLESCENT_001)]:
         for column in ("age", "weight", "tdi"):
@@ -433,6 +433,7 @@ def test_simulated_glucose_float_time():
         ([], ValueError, "group=None"),
         (3, TypeError, "group must be"),
         (["adult", 3], TypeError, "group must be"),
+        ((g for g in ["adult", "elderly"]), ValueError, "elderly"),
     ],
 )
 def test_simulated_glucose_invalid_group(group, error, match):
