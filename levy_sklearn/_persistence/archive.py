@@ -1,4 +1,5 @@
-"""The model file's zip archive: its fixed members, manifest, format versions and migrations."""
+"""The model file's zip archive: its fixed members, manifest, format versions, migrations, and
+the one error of a file that is not loaded (:func:`refuse`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
-
-from .checks import TAMPERED, refuse, require
 
 # The format version save writes (levy_sklearn.serialization.FORMAT_VERSION).
 FORMAT_VERSION = 5
@@ -35,6 +34,18 @@ _PARTS = ("params", "attributes")  # of state.json
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's: one model saved twice, the same bytes
 # Versions recorded in the manifest (informative: loading does not depend on them).
 _DEPENDENCIES = ("numpy", "pandas", "torch", "scikit-learn", "skorch", "sktime", "safetensors")
+TAMPERED = "The file is corrupted or was tampered with."
+
+
+def refuse(problem: str, fix: str = "") -> ValueError:
+    """The one error of a file that is not loaded: what is wrong, then the fix."""
+    return ValueError(f"Refusing to load the model file: {problem}" + (f" {fix}" if fix else ""))
+
+
+def require(ok: Any, problem: str, fix: str = "") -> None:
+    """Refuse the file (:func:`refuse`) unless ``ok``."""
+    if not ok:
+        raise refuse(problem, fix)
 
 
 def _calibration_folds_default(cls: type, state: dict) -> dict:
