@@ -32,31 +32,35 @@ class ForecastOutputs:
 
     # LevyForecaster's state a model file holds (levy_sklearn.serialization saves exactly
     # these): name -> (type family, required of every fitted forecaster, shape: dimensions,
-    # an int's value, or a calibration's channels, as the network's channels n and the fitted
-    # series s; a pretrained_ attribute's, its pretrained network's; checked at load).
+    # an int's value, or a calibration's channels, as the network's targets q (y's channels;
+    # X's are input channels after them) and the fitted series s; a pretrained_ attribute's,
+    # its pretrained network's; checked at load).
     # "sktime" marks sktime's own bookkeeping, saved as sktime keeps it.
     _saved_attributes: ClassVar[dict[str, tuple]] = {
         "net_": ("net", True, None),
-        "calibration_": ("calibration", True, "n"),
-        "channel_mean_": ("floats", True, ("n",)),
-        "channel_scale_": ("scales", True, ("n",)),
-        "series_mean_": ("floats", True, ("s", "n")),
-        "series_scale_": ("scales", True, ("s", "n")),
-        "n_channels_": ("int", False, "n"),
+        "calibration_": ("calibration", True, "q"),
+        "channel_mean_": ("floats", True, ("q",)),
+        "channel_scale_": ("scales", True, ("q",)),
+        "series_mean_": ("floats", True, ("s", "q")),
+        "series_scale_": ("scales", True, ("s", "q")),
+        "n_channels_": ("int", False, "q"),
         "spec_": ("spec", True, None),
         "ar_order_": ("int", False, None),
         "calibration_fraction_": ("number", False, None),
         "_index_names": ("value", False, None),
         "_series": ("frames", True, None),
         "_step": ("value", False, None),
+        "covariates_": ("covariates", False, None),
+        "_covariates": ("frames", False, None),
         "pretrained_net_": ("net", False, None),
-        "pretrained_calibration_": ("calibration", False, "n"),
-        "pretrained_channel_mean_": ("floats", False, ("n",)),
-        "pretrained_channel_scale_": ("scales", False, ("n",)),
-        "pretrained_n_channels_": ("int", False, "n"),
+        "pretrained_calibration_": ("calibration", False, "q"),
+        "pretrained_channel_mean_": ("floats", False, ("q",)),
+        "pretrained_channel_scale_": ("scales", False, ("q",)),
+        "pretrained_n_channels_": ("int", False, "q"),
         "pretrained_columns_": ("value", False, None),
         "pretrained_time_unit_": ("span", False, None),
         "pretrained_time_kind_": ("text", False, None),
+        "pretrained_covariates_": ("covariates", False, None),
         "_cutoff": ("index", True, None),
         "_fh": ("sktime", False, None),
         "_y": ("sktime", False, None),
@@ -108,8 +112,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
 
         Returns
         -------
@@ -151,7 +155,7 @@ class ForecastOutputs:
         self.check_is_fitted()
         fh = self._check_fh(fh)
         parts: dict = {}
-        rows, mean, var, *_ = self._moments(fh, parts)
+        rows, mean, var, *_ = self._moments(fh, parts, self._check_X(X))
         columns = self._get_columns("predict_var")
         heads = pd.MultiIndex.from_product(
             [columns, range(parts["evidence"].shape[-1])], names=[None, "head"]
@@ -183,8 +187,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
         coverage : float or list of float, default=0.90
             Nominal coverage(s), each strictly between 0 and 1 (ints are read as floats;
             strings and booleans are refused).
@@ -218,8 +222,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
         alpha : float or list of float, optional
             Quantile levels, each strictly between 0 and 1 (ints are read as floats;
             strings and booleans are refused);
@@ -255,8 +259,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
         marginal : bool, default=True
             Only marginal distributions are returned.
 

@@ -239,7 +239,8 @@ class LinearLags(nn.Module):
         ----------
         times, channels, values, mask, query_times, query_channels : Tensor
             Tokens and queries as in :meth:`LevyNet.forward` (padded slots may hold
-            anything); token times relative to the window's origin (``≤ 0``).
+            anything); token times relative to the window's origin (those ``> 0``, known
+            ahead, are not read).
 
         Returns
         -------
@@ -264,7 +265,8 @@ class LinearLags(nn.Module):
         )
         grid = torch.arange(n_lags, dtype=dtype, device=times.device)
         hat = (1 - (times.unsqueeze(-1) + grid).abs()).clamp(min=0)
-        hat = hat * mask.to(dtype).unsqueeze(-1)  # (B, L, K)
+        # Lags end at the origin: a known-ahead input's token after it is no lag.
+        hat = hat * (mask & (times <= 0)).to(dtype).unsqueeze(-1)  # (B, L, K)
         per_channel = F.one_hot(channels, n_channels).to(dtype)  # (B, L, C)
         weight_sum = torch.einsum("blk,blc->bck", hat, per_channel)
         value_sum = torch.einsum("blk,blc,bl->bck", hat, per_channel, values)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 # The format version save writes (levy_sklearn.serialization.FORMAT_VERSION).
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 FORMAT = "levy-sklearn model"
 MANIFEST, STATE, WEIGHTS = "manifest.json", "state.json", "weights.safetensors"
 # sktime.base.load(path) runs pickle.loads on this member and calls load_from_path of the
@@ -121,13 +121,22 @@ def _spec_whole(cls: type, state: dict) -> dict:
     return state
 
 
+def _known_ahead_default(cls: type, state: dict) -> dict:
+    """Format 4 predates covariates (``known_ahead``): its forecasters, fitted without
+    ``X``, load with the default."""
+    if cls.__name__ == "LevyForecaster":
+        state["params"].setdefault("known_ahead", cls.get_param_defaults()["known_ahead"])
+    return state
+
+
 #: {version: function turning that version's state (of the estimator named) into the next
 #: version's}. Format 2 added the _metadata member of forecaster files, format 3 wrote nets
-#: as their specs, format 4 a fitted forecaster's series spec whole.
+#: as their specs, format 4 a fitted forecaster's series spec whole, format 5 covariates.
 MIGRATIONS: dict[int, Callable[[type, dict], dict]] = {
     1: _calibration_folds_default,
     2: _net_specs,
     3: _spec_whole,
+    4: _known_ahead_default,
 }
 
 

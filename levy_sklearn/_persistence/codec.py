@@ -28,11 +28,17 @@ _SHARED = {"$net": "net", "$state": "obj"}  # tags of objects written once: thei
 
 def state_classes() -> dict[str, type]:
     """The package's state classes by the family of declared attributes they make up."""
+    from .._covariates import CovariateSpec
     from .._series_training import SeriesSpec
     from ..calibration import LeadCalibration
     from ..conformal import ConformalIntervals
 
-    return {"calibration": LeadCalibration, "conformal": ConformalIntervals, "spec": SeriesSpec}
+    return {
+        "calibration": LeadCalibration,
+        "conformal": ConformalIntervals,
+        "spec": SeriesSpec,
+        "covariates": CovariateSpec,
+    }
 
 
 def _need(ok: Any, problem: str, error: type = ValueError) -> None:
