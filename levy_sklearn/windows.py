@@ -594,7 +594,9 @@ class WindowPlan:
         held-out (``"held_out"``) windows; the split is in time, the last
         ``calibration_fraction`` of each series. Training windows (``"train"``, ``"all"``)
         include the gap windows of ``observation_dropout``; calibration windows
-        (``"calibrate"``, ``"held_out"``: every cutoff) are the forecasts a user makes.
+        (``"calibrate"``, ``"held_out"``: every cutoff, evenly spaced where a series has
+        more than ``windows_per_series``, and every cutoff of a held-out series' first
+        context span) are the forecasts a user makes.
         ``levels``: each series' population level (see :func:`series_windows`'
         ``absent_levels``); ``inputs``: each series' covariates (its ``inputs``)."""
         cutoffs, ends, gaps, keeps = [], [], [], []
@@ -606,6 +608,13 @@ class WindowPlan:
                 split = calibration_start(t, self.calibration_fraction)
             if part in ("calibrate", "held_out"):
                 cut = self.cutoffs(t, v, split, np.inf)
+                if part == "held_out" and t.size:
+                    # Every cutoff of a held-out subject's first context span too: a new
+                    # subject is forecast from its first observations, and the evenly
+                    # spaced cutoffs of a long series hold almost none of them, too few
+                    # for the calibration's history groups to form.
+                    early = self.cutoffs(t, v, -np.inf, t[0] + self.context_span)
+                    cut = np.union1d(cut, early)
                 gap = np.zeros(cut.size)
                 keep = np.zeros(cut.size, bool)
             else:

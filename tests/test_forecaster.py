@@ -419,6 +419,29 @@ def one_fold_calibration():
     return counts[-1]
 
 
+def test_pretrain_calibrates_the_first_forecasts_of_long_series_apart():
+    """Held-out subjects are scored from their first observations on (a new subject's first
+    forecasts), not only at the evenly spaced cutoffs of their long records: the
+    calibration has a group for contexts shorter than a full one, read by a new subject
+    fitted on its first observations, and its factor is the held-out first forecasts'
+    (here calmer: every series starts calm)."""
+    rng = np.random.default_rng(0)
+    frames = []
+    for i in range(30):
+        steps = rng.normal(0, 1, 120) * np.where(np.arange(120) < 10, 0.1, 1.0)
+        index = pd.MultiIndex.from_product(
+            [[f"s{i}"], pd.date_range("2022-01-01", periods=120, freq="D")],
+            names=["series", "time"],
+        )
+        frames.append(pd.DataFrame({"y": 50 + np.cumsum(steps)}, index=index))
+    cal = LevyForecaster(**TINY_FC).pretrain(pd.concat(frames)).pretrained_calibration_
+    full = TINY_FC["context_length"] + 1  # observations a full context holds, both ends
+    assert cal.history_edges.size and cal.history_edges.max() < full
+    rows = cal.rows(np.zeros(2, int), np.ones(2), np.array([3.0, full]))
+    first, later = cal.quantile(0.9, rows, np.ones(2))
+    assert first < later
+
+
 @pytest.mark.parametrize("folds", [1, 3, "auto"])
 def test_pretrain_calibrates_on_held_out_folds_of_series(monkeypatch, one_fold_calibration, folds):
     """Each scored fold is forecast by a network trained without it; with more than one,

@@ -263,3 +263,16 @@ def test_training_windows_include_gaps_and_holes():
     # a hole of up to max_horizon (12 steps) before the kept observation: a jump of more than
     # one step, unless the drawn gap was shorter than a step (about 1 in 12)
     assert np.min(jumps) >= 1 and np.mean(np.array(jumps) > 1) > 0.75
+
+
+def test_held_out_windows_hold_every_cutoff_of_a_series_first_context():
+    """A new subject is forecast from its first observations on: held-out subjects are
+    scored at every cutoff of their first context span, beside the evenly spaced cutoffs
+    of the rest of a long series (capped at windows_per_series)."""
+    plan = WindowPlan(8.0, 2.0, None, "last", 64, None, 10, 0.0, 0.0)
+    t, v = np.arange(100.0), np.arange(100.0)[:, None]
+    held = plan.windows([t], [v], "held_out", seed=0).origins
+    spaced = np.linspace(0, 98, 10).round()  # cutoffs 0..98 have a target: 10 of them
+    assert held.tolist() == np.union1d(spaced, np.arange(8.0)).tolist()
+    # Training windows keep the cap: only the forecasts scored are added.
+    assert plan.windows([t], [v], "train", seed=0).origins.tolist() == spaced.tolist()
