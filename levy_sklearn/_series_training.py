@@ -62,6 +62,11 @@ _AUTO_AR_ORDER = 13
 # (1.07, 1.06, 1.03) (benchmarks/results/forecaster_ablation_notes.md, "how fast the
 # autoregression learns").
 _SEASONAL_LAGS_LR = 5.0
+# Earlier cycles of each season longer than the autoregression reaches: the same time
+# 1..ECHO_CYCLES cycles back; with them the autoregression learns at lr (one cycle at lr
+# beat two cycles, and 5 × lr, on taylor's ablation split:
+# benchmarks/results/high_frequency_notes.md).
+ECHO_CYCLES = 1
 # max_targets="auto" on irregularly spaced series: the cap on target times per training
 # window chosen on a held-out vitals draw among all, 32, 16 and 8
 # (benchmarks/results/pretrain_budget_notes.md, "at most 16 target times per training window").
@@ -198,6 +203,27 @@ class SeriesSpec:
             float(observation_dropout),
         )
 
+    def echoes(self) -> tuple[float, ...]:
+        """The whole cycles ``k·P`` (``k = 1 … ECHO_CYCLES``) of every season ``P`` longer
+        than the autoregression's lags reach, increasing: contexts hold the forecast span
+        shifted back by each (a day, two days, a week, two weeks ago) and the
+        autoregression reads them (see :class:`~levy_sklearn.network.LinearLags`). A season
+        the lags reach (a year of monthly data, 12 ≤ 13 lags) needs none.
+
+        Examples
+        --------
+        >>> from levy_sklearn._series_training import SeriesSpec
+        >>> from levy_sklearn._time_axis import TimeAxis
+        >>> axis = TimeAxis("datetime", 1.0, 97.0, 48.0, 48.0, 0, (336.0, 48.0))
+        >>> SeriesSpec(axis, None, 13, "last", 256, 512, 0.3).echoes()
+        (48.0, 336.0)
+        """
+        return tuple(
+            sorted(
+                {k * p for p in self.axis.seasons if p > self.lags for k in range(1, ECHO_CYCLES + 1)}
+            )
+        )
+
     def plan(self, calibration_fraction: float = 0.0) -> WindowPlan:
         """The windows of these series, the last ``calibration_fraction`` of each held out."""
         return WindowPlan(
@@ -210,6 +236,8 @@ class SeriesSpec:
             self.windows_per_series,
             self.observation_dropout,
             calibration_fraction,
+            self.echoes(),
+            self.axis.calendar(),
         )
 
 
@@ -229,6 +257,7 @@ def _spec_problem(state: dict[str, Any]) -> str | None:
         "context_span": span(state["context_span"]),
         "horizon_span": span(state["horizon_span"]),
         "seasonal_period": state["seasonal_period"] is None or span(state["seasonal_period"]),
+        "seasons": isinstance(state["seasons"], tuple) and all(map(span, state["seasons"])),
         "max_targets": state["max_targets"] is None or count(state["max_targets"], 1),
         "lags": count(state["lags"], 0),
         "normalization": state["normalization"] in NORMALIZATIONS,
@@ -461,11 +490,13 @@ def train_network(
             lookback=max(axis.context_span / 2, 1.0),
             n_lags=spec.lags,
             n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
+            seasonal_lags=spec.echoes(),
+            calendar_periods=tuple(period for period, _ in axis.calendar()),
         ),
         training_spec(
             len(windows.targets),
             recipe="windows",
-            lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() else 1.0,
+            lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() and not spec.echoes() else 1.0,
         ),
     )
     return fit_levy_net(net, windows.tokens, windows.targets.astype(np.float32), seed)

@@ -142,6 +142,7 @@ def series_windows(
     gap_keeps_last: Sequence[np.ndarray] | None = None,
     seasonal_period: float | None = None,
     absent_levels: Sequence[np.ndarray] | None = None,
+    echoes: Sequence[float] = (),
 ) -> SeriesWindows:
     """Cut continuous-time windows from series and turn them into tokens and queries.
 
@@ -173,7 +174,10 @@ def series_windows(
     context ends ``gap`` before its cutoff while its targets stay after the cutoff: the
     window a forecast across a gap sees; with ``gap_keeps_last`` as well, such a window keeps
     its last observation before the cutoff, so the gap is a hole before it (a sensor that
-    was silent, then reported once).
+    was silent, then reported once). With ``echoes`` (whole seasonal cycles ``s``), the
+    context also holds, beyond the look-back, the observations of the forecast span shifted
+    back by each ``s``, ``(c − s − 1, c + horizon − s + 1]`` (ending at the context's end):
+    the same time a day or a week earlier, as tokens at their true times.
 
     Parameters
     ----------
@@ -220,6 +224,10 @@ def series_windows(
         series, holds the very values after the cutoff (a sparse channel's targets would
         then sit at its anchor in pretraining and in held-out calibration, but not for a
         new series).
+    echoes : sequence of float, default=()
+        Whole seasonal cycles (time units) whose earlier observations the context holds
+        beyond the look-back (see above); they take at most half of ``max_tokens``, the
+        nearest cycles first, and the look-back the rest.
 
     Returns
     -------
@@ -253,6 +261,9 @@ def series_windows(
     if (horizon is None) == (query_times is None):
         raise ValueError("Give exactly one of horizon (training) and query_times (prediction).")
     n_channels = int(np.shape(values[0])[1]) if len(values) else 1
+    # The span after a cutoff whose echoes a context holds: the training horizon, or the
+    # latest forecast time asked.
+    reach = horizon if horizon is not None else 0.0
     windows = []
     for i, (t_i, v_i) in enumerate(zip(times, values, strict=True)):
         t_i = np.asarray(t_i, dtype=np.float64)
@@ -264,8 +275,19 @@ def series_windows(
         cuts = np.asarray(cutoffs[i], dtype=np.float64)
         gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
         keeps = np.zeros(cuts.size, bool) if gap_keeps_last is None else gap_keeps_last[i]
+        ahead = reach if query_times is None else _latest(query_times[i], reach)
         for c, gap, keep in zip(cuts, gaps, keeps, strict=True):
-            tt, chans, vv = _context(t_i, v_i, c - gap, c, context_length, max_tokens)
+            # Earlier cycles first (at most half the tokens), the look-back the rest.
+            echo = _echo_event(
+                t_i,
+                v_i,
+                c - gap,
+                c,
+                _spans(echoes, c, ahead, c - gap - context_length),
+                None if max_tokens is None else max_tokens // 2,
+            )
+            dense = None if max_tokens is None else max_tokens - echo[0].size
+            tt, chans, vv = _context(t_i, v_i, c - gap, c, context_length, dense)
             if keep and gap > 0:
                 tt, chans, vv = _with_last_row(t_i, v_i, c - gap, c, (tt, chans, vv))
             tt, chans, vv = last_cells(c - gap, c, (tt, chans, vv))
@@ -273,6 +295,8 @@ def series_windows(
             # the cutoff lengthens every horizon instead of going unseen.
             shift = tt.max() if tt.size else 0.0
             tt = tt - shift
+            # Level, trend, season and spread are the look-back's; its earlier cycles are
+            # measured from them.
             season = seasonal_coefficients(tt, chans, vv, n_channels, seasonal_period)
             level, slope, spread2 = window_location(
                 tt,
@@ -292,6 +316,12 @@ def series_windows(
             else:
                 rel = np.asarray(query_times[i], dtype=np.float64)
                 tgt = np.full((rel.size, n_channels), np.nan)
+            if echo[0].size:
+                tt, chans, vv = (
+                    np.concatenate([echo[0] - shift, tt]),
+                    np.concatenate([echo[1], chans]),
+                    np.concatenate([echo[2], vv]),
+                )
             extra = np.asarray(origin_queries, dtype=np.float64)
             rel = np.concatenate([rel - shift, extra])
             tgt = np.concatenate([tgt, np.full((extra.size, n_channels), np.nan)])
@@ -323,6 +353,23 @@ class _Window(NamedTuple):
     origin: float
 
 
+def _latest(query_times: np.ndarray, default: float) -> float:
+    """The latest of a window's relative query times (``default`` without any)."""
+    query_times = np.asarray(query_times, dtype=np.float64)
+    return float(query_times.max()) if query_times.size else default
+
+
+def _spans(
+    echoes: Sequence[float], cutoff: float, ahead: float, start: float
+) -> list[tuple[float, float]]:
+    """The spans ``(lo, hi]`` the echoes of a window's forecast span ``(cutoff, cutoff +
+    ahead]`` cover before the look-back's ``start``, nearest cycle first: each shifted back
+    by a cycle, one unit wider on both sides (the autoregression reads an echo within a unit
+    of it); none that the look-back holds."""
+    spans = [(cutoff - s - 1.0, min(cutoff + ahead - s + 1.0, start)) for s in sorted(echoes)]
+    return [(lo, hi) for lo, hi in spans if hi > lo]
+
+
 def _context(
     t: np.ndarray, v: np.ndarray, end: float, cutoff: float, length: float, max_tokens: int | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -338,6 +385,33 @@ def _context(
         keep = np.argsort(tt, kind="stable")[-max_tokens:]
         tt, chans, vv = tt[keep], chans[keep], vv[keep]
     return tt, chans, vv
+
+
+def _echo_event(
+    t: np.ndarray,
+    v: np.ndarray,
+    end: float,
+    cutoff: float,
+    spans: Sequence[tuple[float, float]],
+    most: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tokens ``(time − cutoff, channel, value)`` of the observed cells in the ``spans``
+    ``(lo, hi]`` (before the look-back, see :func:`_spans`) at or before ``end``, the
+    nearest spans first, at most ``most`` cells; each cell once."""
+    picked, held = [], 0
+    for lo, hi in spans:
+        a = np.searchsorted(t, lo, side="right")
+        b = np.searchsorted(t, min(hi, end), side="right")
+        cells = int(np.isfinite(v[a:b]).sum()) if b > a else 0
+        if not cells:
+            continue
+        if most is not None and held + cells > most:
+            break
+        picked.append(np.arange(a, b))
+        held += cells
+    rows = np.unique(np.concatenate(picked)) if picked else np.zeros(0, dtype=np.int64)
+    r, chans = np.nonzero(np.isfinite(v[rows]))
+    return t[rows][r] - cutoff, chans, v[rows][r, chans]
 
 
 def _with_last_row(
@@ -437,6 +511,13 @@ class WindowPlan:
         Share of training windows repeated with a gap (see the forecaster's parameter).
     calibration_fraction : float
         The last share of each series' span whose windows calibrate and do not train.
+    echoes : tuple of float, default=()
+        Whole seasonal cycles whose earlier observations every context holds (see
+        :func:`series_windows`).
+    calendar : tuple of (float, float), default=()
+        Calendar periods (time units) and the phase of time 0 in each (cycles, see
+        :meth:`~levy_sklearn._time_axis.TimeAxis.calendar`): every window's tokens then
+        carry the phase of its origin in each, as ``tokens["calendar"]`` ``(n, P)``.
 
     Examples
     --------
@@ -459,6 +540,19 @@ class WindowPlan:
     windows_per_series: int
     observation_dropout: float
     calibration_fraction: float
+    echoes: tuple[float, ...] = ()
+    calendar: tuple[tuple[float, float], ...] = ()
+
+    def with_calendar(self, windows: SeriesWindows) -> SeriesWindows:
+        """``windows`` whose tokens carry the phase of each window's origin in every
+        calendar period (unchanged without one)."""
+        if not self.calendar:
+            return windows
+        phases = np.stack(
+            [np.mod(phase + windows.origins / period, 1.0) for period, phase in self.calendar],
+            axis=1,
+        )
+        return windows._replace(tokens=windows.tokens | {"calendar": phases.astype(np.float32)})
 
     def cutoffs(
         self, times: np.ndarray, values: np.ndarray, start: float, stop: float
@@ -523,20 +617,23 @@ class WindowPlan:
             gaps.append(gap)
             keeps.append(keep)
             ends.append(split if part == "train" else np.inf)
-        return series_windows(
-            times,
-            values,
-            cutoffs,
-            context_length=self.context_span,
-            horizon=self.horizon_span,
-            target_end=ends,
-            normalization=self.normalization,
-            seasonal_period=self.seasonal_period,
-            max_tokens=self.max_tokens,
-            max_queries=self.max_targets,
-            context_gaps=gaps,
-            gap_keeps_last=keeps,
-            absent_levels=levels,
+        return self.with_calendar(
+            series_windows(
+                times,
+                values,
+                cutoffs,
+                context_length=self.context_span,
+                horizon=self.horizon_span,
+                target_end=ends,
+                normalization=self.normalization,
+                seasonal_period=self.seasonal_period,
+                max_tokens=self.max_tokens,
+                max_queries=self.max_targets,
+                context_gaps=gaps,
+                gap_keeps_last=keeps,
+                absent_levels=levels,
+                echoes=self.echoes,
+            )
         )
 
     def forecast_windows(
@@ -577,5 +674,6 @@ class WindowPlan:
             max_tokens=self.max_tokens,
             origin_queries=[self.horizon_span],
             absent_levels=None if levels is None else [levels[i] for i in rows],
+            echoes=self.echoes,
         )
-        return windows, where
+        return self.with_calendar(windows), where

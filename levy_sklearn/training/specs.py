@@ -42,6 +42,9 @@ class NetworkSpec:
     n_lags, n_lag_horizons : int, default=0, 1
         Order and horizons of the linear autoregression added to the mean (``0`` lags:
         none). See :class:`~levy_sklearn.network.LevyNet` for each.
+    seasonal_lags, calendar_periods : tuple of float, default=()
+        Seasonal cycles the autoregression reads, and calendar periods in the time
+        encoding (see :class:`~levy_sklearn.network.LevyNet`).
 
     Examples
     --------
@@ -68,6 +71,8 @@ class NetworkSpec:
     value_embedding: str = "linear"
     n_lags: int = 0
     n_lag_horizons: int = 1
+    seasonal_lags: tuple[float, ...] = ()
+    calendar_periods: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
