@@ -205,10 +205,11 @@ class SeriesSpec:
 
     def echoes(self) -> tuple[float, ...]:
         """The whole cycles ``k·P`` (``k = 1 … ECHO_CYCLES``) of every season ``P`` longer
-        than the autoregression's lags reach, increasing: contexts hold the forecast span
-        shifted back by each (a day, two days, a week, two weeks ago) and the
-        autoregression reads them (see :class:`~levy_sklearn.network.LinearLags`). A season
-        the lags reach (a year of monthly data, 12 ≤ 13 lags) needs none.
+        than the autoregression's lags reach (and than its default order, 13), increasing:
+        contexts hold the forecast span shifted back by each (a day, a week ago) and the
+        autoregression reads them (see :class:`~levy_sklearn.network.LinearLags`). The
+        seasons of monthly, quarterly and daily data (12, 4, 7 steps) need none: the
+        default lags and context hold them.
 
         Examples
         --------
@@ -220,7 +221,12 @@ class SeriesSpec:
         """
         return tuple(
             sorted(
-                {k * p for p in self.axis.seasons if p > self.lags for k in range(1, ECHO_CYCLES + 1)}
+                {
+                    k * p
+                for p in self.axis.seasons
+                if p > max(self.lags, _AUTO_AR_ORDER)
+                    for k in range(1, ECHO_CYCLES + 1)
+                }
             )
         )
 

@@ -583,8 +583,10 @@ class TimeAxis:
     def calendar(self) -> tuple[tuple[float, float], ...]:
         """The calendar periods every token's time encoding carries, as ``(period in time
         units, phase at time 0 in cycles)``: a day and a week (from Monday 00:00) on a
-        datetime axis spaced less than a day apart, none otherwise (on a coarser axis
-        the day is no cycle, and a week is the season the windows already see).
+        datetime axis spaced less than a day apart that has a season (``"auto"``'s of a
+        regular index, or one given), none otherwise (on a coarser axis the day is no
+        cycle, and a week is the season the windows already see; an irregular series
+        without a season named has no cycle known to be there).
 
         The phase is that of the wall clock of the index (a time-zone-aware index: UTC).
 
@@ -592,13 +594,13 @@ class TimeAxis:
         --------
         >>> import pandas as pd
         >>> from levy_sklearn._time_axis import TimeAxis
-        >>> index = pd.date_range("2024-01-03 06:00", periods=48, freq="h")  # a Wednesday
+        >>> index = pd.date_range("2024-01-03 06:00", periods=72, freq="h")  # a Wednesday
         >>> axis = TimeAxis.fit([index], context_length=24, max_horizon=6,
-        ...                     seasonal_period=None)
+        ...                     seasonal_period="auto")
         >>> [(period, round(phase, 4)) for period, phase in axis.calendar()]
         [(24.0, 0.25), (168.0, 0.3214)]
         """
-        if self.kind != "datetime" or not self.unit < _DAY:
+        if self.kind != "datetime" or not self.unit < _DAY or not self.seasons:
             return ()
         monday = pd.Timestamp("1970-01-05").value  # nanoseconds since the epoch
         origin = int(self.origin)
