@@ -193,7 +193,7 @@ class SeriesSpec:
                 UserWarning,
                 stacklevel=5,  # the user's fit, through sktime's fit and _fit
             )
-        return cls(
+        spec = cls(
             axis,
             targets,
             min(order, most),
@@ -202,6 +202,8 @@ class SeriesSpec:
             windows_per_series,
             float(observation_dropout),
         )
+        _warn_about_echo_tokens(spec, cells / rows if cells else 1.0)
+        return spec
 
     def echoes(self) -> tuple[float, ...]:
         """The whole cycles ``k·P`` (``k = 1 … ECHO_CYCLES``) of every season ``P`` longer
@@ -223,8 +225,8 @@ class SeriesSpec:
             sorted(
                 {
                     k * p
-                for p in self.axis.seasons
-                if p > max(self.lags, _AUTO_AR_ORDER)
+                    for p in self.axis.seasons
+                    if p > max(self.lags, _AUTO_AR_ORDER)
                     for k in range(1, ECHO_CYCLES + 1)
                 }
             )
@@ -244,6 +246,26 @@ class SeriesSpec:
             calibration_fraction,
             self.echoes(),
             self.axis.calendar(),
+        )
+
+
+def _warn_about_echo_tokens(spec: SeriesSpec, tokens_per_step: float) -> None:
+    """Warn when half of ``max_tokens`` cannot hold the nearest echo of the forecast span
+    (``max_horizon`` and a unit on each side, at ``tokens_per_step`` observed cells per
+    step): windows would then carry no earlier cycle, silently."""
+    echoes = spec.echoes()
+    if not echoes:
+        return
+    need = (spec.axis.horizon_span + 2.0) * tokens_per_step
+    if need > spec.max_tokens // 2:
+        warnings.warn(
+            f"max_tokens={spec.max_tokens} leaves {spec.max_tokens // 2} tokens for the "
+            f"earlier cycles of the season(s) {list(spec.axis.seasons)} (time units), but "
+            f"one cycle of the forecast span (max_horizon={spec.axis.horizon_span:.4g} time "
+            f"units) holds about {need:.0f} observations: windows see no earlier cycle. "
+            f"Pass max_tokens={int(np.ceil(2 * need))} or more, or a shorter max_horizon.",
+            UserWarning,
+            stacklevel=5,  # the user's fit, through sktime's fit and _fit
         )
 
 

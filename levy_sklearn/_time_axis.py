@@ -556,11 +556,7 @@ class TimeAxis:
             resolve_seasons(seasonal_period, indexes, unit),
         )
         if _is_auto(seasonal_period):
-            # Seasons "auto" implied that no series spans twice: no window sees an earlier
-            # cycle of them, and no one asked for them.
-            longest = max((np.ptp(axis.times(ix)) for ix in indexes if len(ix)), default=0.0)
-            seen = tuple(p for p in axis.seasons if longest >= MIN_SEASONS * p)
-            axis = replace(axis, seasons=seen)
+            axis = _seen_seasons(axis, indexes)
         if unreachable:
             _warn_about_spans(axis, seasonal_period, context_length, (max_tokens, token_reach))
             return replace(axis, seasonal_period=None)
@@ -736,9 +732,7 @@ def _season_list(
     if seasonal_period is None:
         return []
     given = (
-        list(seasonal_period)
-        if isinstance(seasonal_period, list | tuple)
-        else [seasonal_period]
+        list(seasonal_period) if isinstance(seasonal_period, list | tuple) else [seasonal_period]
     )
     if not given:
         raise ValueError(
@@ -813,6 +807,13 @@ def resolve_seasons(
     (48.0, 12.0)
     """
     return tuple(_season_list(seasonal_period, indexes, unit))
+
+
+def _seen_seasons(axis: TimeAxis, indexes: Sequence[pd.Index]) -> TimeAxis:
+    """``axis`` without the seasons that no series spans twice: ``"auto"`` implied them,
+    but no window sees an earlier cycle of them, and no one asked for them."""
+    longest = max((np.ptp(axis.times(ix)) for ix in indexes if len(ix)), default=0.0)
+    return replace(axis, seasons=tuple(p for p in axis.seasons if longest >= MIN_SEASONS * p))
 
 
 def _auto_context(period: float | None, token_reach: float) -> float:

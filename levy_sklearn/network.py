@@ -291,7 +291,11 @@ class LinearLags(nn.Module):
         per_channel = F.one_hot(channels, n_channels).to(dtype)  # (B, L, C)
         # Grid point k reads the hat-weighted values at time -k.
         lagged = _hat_read(
-            times, per_channel, values, mask, -torch.arange(n_lags, dtype=dtype, device=times.device)
+            times,
+            per_channel,
+            values,
+            mask,
+            -torch.arange(n_lags, dtype=dtype, device=times.device),
         )  # (B, C, K)
         by_horizon = torch.einsum("thck,bck->bth", self.weight, lagged)  # (B, targets, H)
         shift = self._by_horizon(by_horizon, query_times, query_channels)
@@ -301,7 +305,9 @@ class LinearLags(nn.Module):
             )
         return shift
 
-    def _by_horizon(self, by_horizon: Tensor, query_times: Tensor, query_channels: Tensor) -> Tensor:
+    def _by_horizon(
+        self, by_horizon: Tensor, query_times: Tensor, query_channels: Tensor
+    ) -> Tensor:
         """Each query's value of ``by_horizon`` ``(B, targets, H)``, interpolated between
         the horizons around its time."""
         n_horizons = by_horizon.shape[-1]
@@ -583,9 +589,21 @@ class LevyNet(nn.Module):
         self._readout = self._levy_readout if attention == "levy" else self._softmax_readout
 
     def encode_time(self, times: Tensor, calendar: Tensor | None = None) -> Tensor:
-        """The time encoding of relative ``times`` ``(B, L)``, plus, with
-        ``calendar_periods``, that of their phase in each calendar period (``calendar``:
-        ``(B, P)`` phases of the windows' origins, in cycles; ``None``: none given).
+        """The time encoding of relative times, plus, with ``calendar_periods``, that of
+        their phase in each calendar period.
+
+        Parameters
+        ----------
+        times : Tensor
+            ``(B, L)`` times relative to each window's origin (scaled units).
+        calendar : Tensor, optional
+            ``(B, P)`` phase of each window's origin in each calendar period, in cycles
+            (``None``: no calendar term).
+
+        Returns
+        -------
+        Tensor
+            ``(B, L, d_model)``.
 
         Examples
         --------
@@ -616,6 +634,8 @@ class LevyNet(nn.Module):
             ``(B, L)`` float token times (scaled) and values (standardised).
         channels : Tensor
             ``(B, L)`` long token channel ids.
+        calendar : Tensor, optional
+            ``(B, P)`` phases of the windows' origins (see :meth:`encode_time`).
 
         Returns
         -------

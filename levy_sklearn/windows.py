@@ -261,9 +261,6 @@ def series_windows(
     if (horizon is None) == (query_times is None):
         raise ValueError("Give exactly one of horizon (training) and query_times (prediction).")
     n_channels = int(np.shape(values[0])[1]) if len(values) else 1
-    # The span after a cutoff whose echoes a context holds: the training horizon, or the
-    # latest forecast time asked.
-    reach = horizon if horizon is not None else 0.0
     windows = []
     for i, (t_i, v_i) in enumerate(zip(times, values, strict=True)):
         t_i = np.asarray(t_i, dtype=np.float64)
@@ -275,19 +272,10 @@ def series_windows(
         cuts = np.asarray(cutoffs[i], dtype=np.float64)
         gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
         keeps = np.zeros(cuts.size, bool) if gap_keeps_last is None else gap_keeps_last[i]
-        ahead = reach if query_times is None else _latest(query_times[i], reach)
+        ahead = horizon if query_times is None else _latest(query_times[i])  # echoes' span
         for c, gap, keep in zip(cuts, gaps, keeps, strict=True):
-            # Earlier cycles first (at most half the tokens), the look-back the rest.
-            echo = _echo_event(
-                t_i,
-                v_i,
-                c - gap,
-                c,
-                _spans(echoes, c, ahead, c - gap - context_length),
-                None if max_tokens is None else max_tokens // 2,
-            )
-            dense = None if max_tokens is None else max_tokens - echo[0].size
-            tt, chans, vv = _context(t_i, v_i, c - gap, c, context_length, dense)
+            spans = _spans(echoes, c, ahead)
+            echo, (tt, chans, vv) = _contexts(t_i, v_i, c, gap, context_length, max_tokens, spans)
             if keep and gap > 0:
                 tt, chans, vv = _with_last_row(t_i, v_i, c - gap, c, (tt, chans, vv))
             tt, chans, vv = last_cells(c - gap, c, (tt, chans, vv))
@@ -295,8 +283,6 @@ def series_windows(
             # the cutoff lengthens every horizon instead of going unseen.
             shift = tt.max() if tt.size else 0.0
             tt = tt - shift
-            # Level, trend, season and spread are the look-back's; its earlier cycles are
-            # measured from them.
             season = seasonal_coefficients(tt, chans, vv, n_channels, seasonal_period)
             level, slope, spread2 = window_location(
                 tt,
@@ -308,20 +294,13 @@ def series_windows(
             if absent_levels is not None and normalization != "none" and chans.size:
                 absent = np.bincount(chans, minlength=n_channels) == 0
                 level = np.where(absent, absent_levels[i], level)
-            scale = (
-                np.ones(n_channels) if history_scale is None else history_scale(c - gap, spread2)
-            )
+            scale = history_scale(c - gap, spread2) if history_scale else np.ones(n_channels)
             if horizon is not None:
                 rel, tgt = _observed_targets(t_i, v_i, c, horizon, end, max_queries)
             else:
                 rel = np.asarray(query_times[i], dtype=np.float64)
                 tgt = np.full((rel.size, n_channels), np.nan)
-            if echo[0].size:
-                tt, chans, vv = (
-                    np.concatenate([echo[0] - shift, tt]),
-                    np.concatenate([echo[1], chans]),
-                    np.concatenate([echo[2], vv]),
-                )
+            tt, chans, vv = _joined(echo, shift, (tt, chans, vv))
             extra = np.asarray(origin_queries, dtype=np.float64)
             rel = np.concatenate([rel - shift, extra])
             tgt = np.concatenate([tgt, np.full((extra.size, n_channels), np.nan)])
@@ -353,21 +332,37 @@ class _Window(NamedTuple):
     origin: float
 
 
-def _latest(query_times: np.ndarray, default: float) -> float:
-    """The latest of a window's relative query times (``default`` without any)."""
+def _latest(query_times: np.ndarray) -> float:
+    """The latest of a window's relative query times (0 without any)."""
     query_times = np.asarray(query_times, dtype=np.float64)
-    return float(query_times.max()) if query_times.size else default
+    return float(query_times.max()) if query_times.size else 0.0
 
 
-def _spans(
-    echoes: Sequence[float], cutoff: float, ahead: float, start: float
-) -> list[tuple[float, float]]:
+def _contexts(
+    t: np.ndarray,
+    v: np.ndarray,
+    cutoff: float,
+    gap: float,
+    length: float,
+    max_tokens: int | None,
+    spans: list[tuple[float, float]],
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """A window's echo tokens (:func:`_echo_event`, at most half of ``max_tokens``) and its
+    look-back (:func:`_context`, the rest), which ends ``gap`` before ``cutoff``. The
+    look-back alone sets the window's level, trend, season and spread; its earlier cycles
+    are measured from them."""
+    end = cutoff - gap
+    spans = [(lo, min(hi, end - length)) for lo, hi in spans if min(hi, end - length) > lo]
+    echo = _echo_event(t, v, end, cutoff, spans, max_tokens)
+    dense = None if max_tokens is None else max_tokens - echo[0].size
+    return echo, _context(t, v, end, cutoff, length, dense)
+
+
+def _spans(echoes: Sequence[float], cutoff: float, ahead: float) -> list[tuple[float, float]]:
     """The spans ``(lo, hi]`` the echoes of a window's forecast span ``(cutoff, cutoff +
-    ahead]`` cover before the look-back's ``start``, nearest cycle first: each shifted back
-    by a cycle, one unit wider on both sides (the autoregression reads an echo within a unit
-    of it); none that the look-back holds."""
-    spans = [(cutoff - s - 1.0, min(cutoff + ahead - s + 1.0, start)) for s in sorted(echoes)]
-    return [(lo, hi) for lo, hi in spans if hi > lo]
+    ahead]`` cover, nearest cycle first: each shifted back by a cycle, one unit wider on
+    both sides (the autoregression reads an echo within a unit of it)."""
+    return [(cutoff - s - 1.0, cutoff + ahead - s + 1.0) for s in sorted(echoes)]
 
 
 def _context(
@@ -387,17 +382,34 @@ def _context(
     return tt, chans, vv
 
 
+def _joined(
+    echo: tuple[np.ndarray, np.ndarray, np.ndarray],
+    shift: float,
+    event: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A window's ``event`` (times from its origin) with its ``echo`` tokens (times from its
+    cutoff, ``shift`` before the origin) before it."""
+    if not echo[0].size:
+        return event
+    return (
+        np.concatenate([echo[0] - shift, event[0]]),
+        np.concatenate([echo[1], event[1]]).astype(event[1].dtype),
+        np.concatenate([echo[2], event[2]]),
+    )
+
+
 def _echo_event(
     t: np.ndarray,
     v: np.ndarray,
     end: float,
     cutoff: float,
     spans: Sequence[tuple[float, float]],
-    most: int | None,
+    max_tokens: int | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Tokens ``(time − cutoff, channel, value)`` of the observed cells in the ``spans``
     ``(lo, hi]`` (before the look-back, see :func:`_spans`) at or before ``end``, the
-    nearest spans first, at most ``most`` cells; each cell once."""
+    nearest spans first, at most half of ``max_tokens`` cells; each cell once."""
+    most = None if max_tokens is None else max_tokens // 2
     picked, held = [], 0
     for lo, hi in spans:
         a = np.searchsorted(t, lo, side="right")

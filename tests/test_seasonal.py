@@ -336,7 +336,12 @@ def test_echo_tokens_are_the_forecast_span_a_cycle_back_at_their_true_times():
     t = t[(t < 40) | (t > 42)]  # a gap where one echo would fall
     v = (1000 + t)[:, None]
     w = series_windows(
-        [t], [v], [np.array([80.0])], context_length=5, horizon=3, echoes=[20.0, 38.0],
+        [t],
+        [v],
+        [np.array([80.0])],
+        context_length=5,
+        horizon=3,
+        echoes=[20.0, 38.0],
         normalization="last",
     )
     times = np.sort(w.tokens["times"][0][w.tokens["mask"][0]])
@@ -354,13 +359,20 @@ def test_echo_tokens_take_at_most_half_of_max_tokens_the_nearest_first():
     t = np.arange(200.0)
     v = t[:, None]
     w = series_windows(
-        [t], [v], [np.array([150.0])], context_length=40, horizon=3,
-        echoes=[50.0, 100.0], max_tokens=12,
+        [t],
+        [v],
+        [np.array([150.0])],
+        context_length=40,
+        horizon=3,
+        echoes=[50.0, 100.0],
+        max_tokens=12,
     )
     times = np.sort(w.tokens["times"][0][w.tokens["mask"][0]]) + 150.0
     # The nearer echo (99, 104] has 5 cells, within half of 12; the farther one would
     # exceed it. The look-back keeps its latest 12 - 5.
-    np.testing.assert_array_equal(times, [100, 101, 102, 103, 104, 144, 145, 146, 147, 148, 149, 150])
+    np.testing.assert_array_equal(
+        times, [100, 101, 102, 103, 104, 144, 145, 146, 147, 148, 149, 150]
+    )
 
 
 def test_calendar_phases_are_the_time_of_day_and_week_of_each_window_origin():
@@ -385,3 +397,11 @@ def test_daily_and_monthly_series_get_no_calendar_and_no_echoes():
         assert forecaster.spec_.axis.calendar() == ()
         assert forecaster.spec_.echoes() == ()
         assert forecaster.net_.module_.calendar_encoding is None
+
+
+def test_max_tokens_too_few_for_an_earlier_cycle_is_named_with_what_to_set():
+    y = _half_hourly(15)
+    with pytest.warns(UserWarning, match="windows see no earlier cycle") as record:
+        LevyForecaster(max_tokens=60, max_horizon=48, **FAST_SEASONAL).fit(y)
+    message = next(str(w.message) for w in record if "earlier cycle" in str(w.message))
+    assert "max_tokens=60" in message and "max_tokens=100" in message
