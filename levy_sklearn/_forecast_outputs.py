@@ -31,47 +31,53 @@ class ForecastOutputs:
     ``BaseForecaster``."""
 
     # LevyForecaster's state a model file holds (levy_sklearn.serialization saves exactly
-    # these): name -> (type family, required of every fitted forecaster). "sktime" marks
-    # sktime's own bookkeeping, saved as sktime keeps it.
-    _saved_attributes: ClassVar[dict[str, tuple[str, bool]]] = {
-        "net_": ("net", True),
-        "calibration_": ("calibration", True),
-        "channel_mean_": ("floats", True),
-        "channel_scale_": ("scales", True),
-        "series_mean_": ("floats", True),
-        "series_scale_": ("scales", True),
-        "n_channels_": ("int", False),
-        "spec_": ("spec", True),
-        "ar_order_": ("int", False),
-        "calibration_fraction_": ("number", False),
-        "_index_names": ("value", False),
-        "_series": ("frames", True),
-        "_step": ("value", False),
-        "pretrained_net_": ("net", False),
-        "pretrained_calibration_": ("calibration", False),
-        "pretrained_channel_mean_": ("floats", False),
-        "pretrained_channel_scale_": ("scales", False),
-        "pretrained_n_channels_": ("int", False),
-        "pretrained_columns_": ("value", False),
-        "pretrained_time_unit_": ("span", False),
-        "pretrained_time_kind_": ("text", False),
-        "_cutoff": ("index", True),
-        "_fh": ("sktime", False),
-        "_y": ("sktime", False),
-        "_X": ("sktime", False),
-        "_converter_store_y": ("sktime", False),
-        "_state": ("sktime", False),
-        "_tags_dynamic": ("sktime", False),
-        "_config_dynamic": ("sktime", False),
-        "_y_metadata": ("sktime", False),
-        "_y_mtype_last_seen": ("sktime", False),
-        "_X_mtype_last_seen": ("sktime", False),
-        "_pretrained_attrs": ("sktime", False),
-        "_is_vectorized": ("sktime", False),
-        "_feature_names": ("sktime", False),
-        "_is_fitted": ("sktime", False),
-        "_yvec": ("sktime", False),
-        "_y_before": ("sktime", False),  # what an update in progress restores if refused
+    # these): name -> (type family, required of every fitted forecaster, shape: dimensions,
+    # an int's value, or a calibration's channels, as the network's targets q (y's channels;
+    # X's are input channels after them) and the fitted series s; a pretrained_ attribute's,
+    # its pretrained network's; checked at load).
+    # "sktime" marks sktime's own bookkeeping, saved as sktime keeps it.
+    _saved_attributes: ClassVar[dict[str, tuple]] = {
+        "net_": ("net", True, None),
+        "calibration_": ("calibration", True, "q"),
+        "channel_mean_": ("floats", True, ("q",)),
+        "channel_scale_": ("scales", True, ("q",)),
+        "series_mean_": ("floats", True, ("s", "q")),
+        "series_scale_": ("scales", True, ("s", "q")),
+        "n_channels_": ("int", False, "q"),
+        "spec_": ("spec", True, None),
+        "ar_order_": ("int", False, None),
+        "calibration_fraction_": ("number", False, None),
+        "_index_names": ("value", False, None),
+        "_series": ("frames", True, None),
+        "_step": ("value", False, None),
+        "covariates_": ("covariates", False, None),
+        "_covariates": ("frames", False, None),
+        "pretrained_net_": ("net", False, None),
+        "pretrained_calibration_": ("calibration", False, "q"),
+        "pretrained_channel_mean_": ("floats", False, ("q",)),
+        "pretrained_channel_scale_": ("scales", False, ("q",)),
+        "pretrained_n_channels_": ("int", False, "q"),
+        "pretrained_columns_": ("value", False, None),
+        "pretrained_time_unit_": ("span", False, None),
+        "pretrained_time_kind_": ("text", False, None),
+        "pretrained_covariates_": ("covariates", False, None),
+        "_cutoff": ("index", True, None),
+        "_fh": ("sktime", False, None),
+        "_y": ("sktime", False, None),
+        "_X": ("sktime", False, None),
+        "_converter_store_y": ("sktime", False, None),
+        "_state": ("sktime", False, None),
+        "_tags_dynamic": ("sktime", False, None),
+        "_config_dynamic": ("sktime", False, None),
+        "_y_metadata": ("sktime", False, None),
+        "_y_mtype_last_seen": ("sktime", False, None),
+        "_X_mtype_last_seen": ("sktime", False, None),
+        "_pretrained_attrs": ("sktime", False, None),
+        "_is_vectorized": ("sktime", False, None),
+        "_feature_names": ("sktime", False, None),
+        "_is_fitted": ("sktime", False, None),
+        "_yvec": ("sktime", False, None),
+        "_y_before": ("sktime", False, None),  # what an update in progress restores if refused
     }
 
     @property
@@ -106,8 +112,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
 
         Returns
         -------
@@ -149,7 +155,7 @@ class ForecastOutputs:
         self.check_is_fitted()
         fh = self._check_fh(fh)
         parts: dict = {}
-        rows, mean, var, *_ = self._moments(fh, parts)
+        rows, mean, var, *_ = self._moments(fh, parts, self._check_X(X))
         columns = self._get_columns("predict_var")
         heads = pd.MultiIndex.from_product(
             [columns, range(parts["evidence"].shape[-1])], names=[None, "head"]
@@ -181,8 +187,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
         coverage : float or list of float, default=0.90
             Nominal coverage(s), each strictly between 0 and 1 (ints are read as floats;
             strings and booleans are refused).
@@ -216,8 +222,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
         alpha : float or list of float, optional
             Quantile levels, each strictly between 0 and 1 (ints are read as floats;
             strings and booleans are refused);
@@ -253,8 +259,8 @@ class ForecastOutputs:
         ----------
         fh : int, list, pd.Index or ForecastingHorizon, optional
             Forecast times (see the class docstring); the ``fh`` of ``fit`` when omitted.
-        X : ignored
-            Exogenous data is not used.
+        X : pd.DataFrame, optional
+            Covariates after the cutoff: the plan to forecast under, as for ``predict``.
         marginal : bool, default=True
             Only marginal distributions are returned.
 

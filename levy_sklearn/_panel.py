@@ -16,7 +16,7 @@ import pandas as pd
 from .validation import check_magnitude, refuse_repeated_columns
 
 
-def instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
+def instances(y: pd.DataFrame, name: str = "y") -> list[tuple[tuple | None, pd.DataFrame]]:
     """Split a Series/Panel/Hierarchical frame into ``(instance key, time-indexed frame)``,
     refusing what sktime's checks let through but would corrupt a forecast.
 
@@ -25,7 +25,8 @@ def instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
     pandas 2.x (with a FutureWarning) and 1-tuples on pandas 3, and ``(*key, t)`` unpacked a
     scalar string key letter by letter. Here one instance level is grouped by a scalar level
     (scalar keys on every version) and wrapped, several by a list (tuple keys on every
-    version); the output index, ``update`` and error messages all use these keys.
+    version); the output index, ``update`` and error messages all use these keys. Errors
+    call the frame ``name``.
     """
     if not isinstance(y.index, pd.MultiIndex):
         series = [(None, y.sort_index())]
@@ -37,7 +38,7 @@ def instances(y: pd.DataFrame) -> list[tuple[tuple | None, pd.DataFrame]]:
             groups = ((tuple(key), frame) for key, frame in y.groupby(level=levels, sort=False))
         series = [(key, frame.droplevel(levels).sort_index()) for key, frame in groups]
     for key, frame in series:
-        where = "y" if key is None else f"series {key!r} of y"
+        where = name if key is None else f"series {key!r} of {name}"
         if frame.index.has_duplicates:
             first = frame.index[frame.index.duplicated()][0]
             raise ValueError(

@@ -32,7 +32,9 @@ class FittedSeries(NamedTuple):
     the rows, the output's ``columns`` (matched to the frames' by name: after ``pretrain``,
     the network's channels are the pretraining panel's) and whether a channel without
     context observations is ``anchored`` at the population's level (after ``pretrain``, see
-    :func:`~levy_sklearn.windows.series_windows`' ``absent_levels``), else at 0."""
+    :func:`~levy_sklearn.windows.series_windows`' ``absent_levels``), else at 0, and
+    each series' covariates with the plan of this forecast (``inputs``, see
+    :class:`~levy_sklearn.windows.InputSeries`; ``None``: no ``X``)."""
 
     series: dict
     mean: np.ndarray
@@ -42,6 +44,7 @@ class FittedSeries(NamedTuple):
     index_names: list
     columns: list
     anchored: bool
+    inputs: list | None = None
 
 
 class SeriesForecasts(NamedTuple):
@@ -104,7 +107,7 @@ def series_forecasts(
         )
     population = population_in_series_units(fitted.mean, series_mean, series_scale)
     windows, where = spec.plan().forecast_windows(
-        times, values, at, population if anchored else None
+        times, values, at, population if anchored else None, fitted.inputs
     )
     f = window_forecasts(net, windows, where, at, calibration, axis.horizon_span, n_ch, population)
     unseen = np.zeros(f.mean.shape, bool)

@@ -133,6 +133,8 @@ class SeriesSpec:
         ----------
         state : dict
         """
+        # Files written before several seasons held one season at most: none beyond it.
+        state = {"seasons": ()} | dict(state)
         axis_names = {f.name for f in fields(TimeAxis)}
         names = axis_names | {f.name for f in fields(cls)} - {"axis"}
         if set(state) != names:
@@ -301,8 +303,9 @@ def _spec_problem(state: dict[str, Any]) -> str | None:
 class Panel(NamedTuple):
     """Series ready for training: their spec, the population's per-channel standardisation,
     each series' own (``means``, ``scales``: ``(n_series, n_channels)``), each series' times
-    (time units) and standardised values, and the population's mean in each series'
-    standardised units, ``(n_series, n_channels)``."""
+    (time units) and standardised values, the population's mean in each series'
+    standardised units, ``(n_series, n_channels)``, and each series' covariates
+    (:class:`~levy_sklearn.windows.InputSeries`; ``None``: no ``X``)."""
 
     spec: SeriesSpec
     mean: np.ndarray
@@ -312,6 +315,7 @@ class Panel(NamedTuple):
     times: list[np.ndarray]
     values: list[np.ndarray]
     population: np.ndarray
+    inputs: list | None = None
 
     def in_key_order(self, keys: list) -> Panel:
         """These series in the order of their ``keys`` (:func:`~levy_sklearn._panel.key_order`):
@@ -324,6 +328,7 @@ class Panel(NamedTuple):
             times=[self.times[i] for i in order],
             values=[self.values[i] for i in order],
             population=self.population[order],
+            inputs=None if self.inputs is None else [self.inputs[i] for i in order],
         )
 
 
@@ -518,8 +523,8 @@ def train_network(
             lookback=max(axis.context_span / 2, 1.0),
             n_lags=spec.lags,
             n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
-            seasonal_lags=spec.echoes(),
-            calendar_periods=tuple(period for period, _ in axis.calendar()),
+            seasonal_lags=list(spec.echoes()),
+            calendar_periods=[period for period, _ in axis.calendar()],
         ),
         training_spec(
             len(windows.targets),
@@ -549,7 +554,7 @@ def calibrated_on(
     if plan.calibration_fraction <= 0:
         return LeadCalibration.identity(n_channels)
     levels = panel.population if anchored else None
-    windows = plan.windows(panel.times, panel.values, part, seed, levels)
+    windows = plan.windows(panel.times, panel.values, part, seed, levels, panel.inputs)
     population = panel.population if pull else None
     return calibrate([held_out_forecasts(net, windows, n_channels, population)], n_channels)
 
@@ -613,7 +618,7 @@ def _pretrain_calibrated(
             stacklevel=5,  # the user's pretrain, through sktime's public method
         )
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
-        net = train(plan.windows(times, values, "train", seed, panel.population))
+        net = train(plan.windows(times, values, "train", seed, panel.population, panel.inputs))
         return net, calibrated_on(net, plan, panel, "calibrate", seed, pull=True, anchored=True)
     plan = panel.spec.plan()
 
@@ -625,6 +630,7 @@ def _pretrain_calibrated(
             part,
             seed,
             panel.population[picked],
+            None if panel.inputs is None else [panel.inputs[i] for i in picked],
         )
 
     n_scored = calibration_folds

@@ -21,6 +21,13 @@ import pandas as pd
 from sklearn.utils._param_validation import StrOptions
 from sktime.forecasting.base import BaseForecaster
 
+from ._covariates import (
+    CovariateSpec,
+    check_columns,
+    check_known_ahead,
+    split_covariates,
+    with_plan,
+)
 from ._forecast_outputs import ForecastOutputs
 from ._hyperparameters import LevyHyperparameters, NumberInterval, int_at_least, shared_docs
 from ._normalisation import NORMALIZATIONS
@@ -40,6 +47,7 @@ from ._series_training import (
     train_network,
     warn_far_from_population,
 )
+from ._time_axis import index_kind
 from .calibration import at_least
 from .training import LevyNeuralNet
 
@@ -56,6 +64,7 @@ _PRETRAINED = [
     "pretrained_channel_mean_",
     "pretrained_channel_scale_",
     "pretrained_calibration_",
+    "pretrained_covariates_",
 ]
 
 #: Hyperparameters the pretrained state is built from: the network's shape, the tokens it
@@ -70,6 +79,7 @@ PRETRAINING_PARAMS = frozenset(
         "seasonal_period",
         "max_tokens",
         "ar_order",
+        "known_ahead",
         "d_model",
         "n_heads",
         "n_windowed_heads",
@@ -105,6 +115,13 @@ RETUNABLE_PARAMS = frozenset(
 )
 
 
+def _up_to_ends(frames: dict, series: list) -> list[pd.DataFrame]:
+    """Each series' ``X`` frame up to the series' last time point: what its standardisation
+    and roles are fitted on, so that no value after the cutoff changes them."""
+    ends = {key: frame.index[-1] for key, frame in series}
+    return [frame[frame.index <= ends[key]] for key, frame in frames.items()]
+
+
 @shared_docs
 class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     r"""Probabilistic forecaster for irregular, multivariate series and panels (Lévy attention).
@@ -114,7 +131,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     every forecast, calibrated per channel and lead (``calibration_``). A panel trains one
     global model; ``pretrain(panel)`` then ``fit(series)`` forecasts a series never seen.
     ``fh`` may hold absolute times, Timedeltas, or integer steps on a regular index.
-    Exogenous ``X`` is ignored (pass related series as columns of ``y``). The whole account,
+    Exogenous ``X`` (covariates: doses, meals, weather, traits) are observations of channels
+    of their own, never forecast; ``predict(fh, X=plan)`` forecasts under a plan (see
+    :doc:`/user_guide/covariates`). The whole account,
     every parameter and attribute in full, is in the user guide:
     :doc:`/user_guide/how_the_forecaster_works` (:ref:`forecaster-parameters`).
 
@@ -155,6 +174,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Order of a linear autoregression added to the mean (σ stays the Lévy layer's); "auto":
         13 on regular series, 0 else; capped (warning) at one lag per time unit of context.
         Lag 0 is the last observation, 0 under ``normalization="last"``: order 1 adds nothing.
+    known_ahead : None, "all" or list of column names, default=None
+        Columns of ``X`` known ahead (plans, calendars, weather forecasts): their values
+        after the cutoff (``predict``'s ``X``, else fit's or update's) are tokens of the
+        forecast too. The others count only up to the cutoff; a column constant within
+        every series is a static trait (one token per window).
     refit_on_update : bool, default=False
         ``update(..., update_params=True)`` retrains on everything seen (recalibrates a
         pretrained network); otherwise ``update`` only extends the context.
@@ -189,6 +213,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Number of columns of ``y``.
     ar_order_ : int
         Lags of the network's autoregression (0: none).
+    covariates_ : CovariateSpec
+        ``X``'s columns, which are known ahead, which are static, and their standardisation
+        (only when fitted with ``X``; the pretraining's after ``pretrain`` with ``X``).
     max_targets_ : int or None
         ``max_targets`` resolved for the last fit's series (``None``: no cap).
     calibration_fraction_ : float
@@ -199,6 +226,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Written by ``pretrain`` and kept by later ``fit`` calls.
     pretrained_calibration_ : LeadCalibration
         The calibration on series held out of pretraining.
+    pretrained_covariates_ : CovariateSpec
+        The pretraining panel's ``X`` columns, roles and standardisation (``pretrain`` with
+        ``X`` only), which every later ``fit`` reads.
     pretrained_channel_mean_, pretrained_channel_scale_ : ndarray of shape (n_channels,)
         The pretraining panel's per-channel standardisation.
     pretrained_columns_ : list
@@ -231,7 +261,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         "maintainers": ["levy-sklearn developers"],
         "y_inner_mtype": _INNER_MTYPES,
         "X_inner_mtype": _INNER_MTYPES,
-        "capability:exogenous": False,
+        "capability:exogenous": True,
+        # X may sit on its own time points (doses at any time): checked by _covariates.
+        "X-y-must-have-same-index": False,
         "capability:multivariate": True,
         "capability:missing_values": True,
         "capability:insample": True,
@@ -274,6 +306,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ],
         "refit_on_update": ["boolean"],
         "ar_order": [*int_at_least(0), StrOptions({"auto"})],
+        # Checked against X's columns at fit (known_columns).
+        "known_ahead": [None, StrOptions({"all"}), list, tuple],
     }
 
     def __init__(
@@ -291,6 +325,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         observation_dropout: float = 0.3,
         refit_on_update: bool = False,
         ar_order: int | str = "auto",
+        known_ahead: str | list | None = None,
         d_model: int = 32,
         n_heads: int = 4,
         n_windowed_heads: int = 2,
@@ -321,6 +356,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         self.observation_dropout = observation_dropout
         self.refit_on_update = refit_on_update
         self.ar_order = ar_order
+        self.known_ahead = known_ahead
         self.d_model = d_model
         self.n_heads = n_heads
         self.n_windowed_heads = n_windowed_heads
@@ -482,10 +518,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             observation_dropout=self.observation_dropout,
         )
 
-    def _trainer(self, spec: SeriesSpec, n_channels: int, seed: int):
+    def _trainer(self, spec: SeriesSpec, n_channels: int, seed: int, n_inputs: int = 0):
         """``windows -> network`` trained afresh under these hyperparameters (see
-        :func:`~levy_sklearn._series_training.train_network`)."""
-        network_spec = partial(self._network_spec, n_channels, n_channels)
+        :func:`~levy_sklearn._series_training.train_network`): ``n_channels`` forecast
+        channels (``y``'s) and ``n_inputs`` input channels after them (``X``'s)."""
+        network_spec = partial(self._network_spec, n_channels + n_inputs, n_channels)
         training_spec = partial(self._training_spec, seed)
         return lambda windows: train_network(spec, windows, seed, network_spec, training_spec)
 
@@ -497,12 +534,113 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     # ------------------------------------------------------------------ sktime private API
 
-    def _pretraining_panel(self, y: pd.DataFrame) -> Panel:
-        """A pretraining panel on its axis and scaling (the pretrained ones when again)."""
+    def _pretraining_panel(
+        self, y: pd.DataFrame, X: pd.DataFrame | None
+    ) -> tuple[Panel, CovariateSpec | None]:
+        """A pretraining panel on its axis and scaling (the pretrained ones when again),
+        with its covariates, and their spec (fitted on the panel on a first pretrain)."""
         series = in_key_order(instances(y))
         warn_unobserved(y, "the pretraining panel")
         spec = self._resolve(series)
-        return series_panel(spec, series, self._pretrained_scaling(), alike=True)
+        panel = series_panel(spec, series, self._pretrained_scaling(), alike=True)
+        covariates = self._check_X_role(X, "pretrain", "pretrained_covariates_")
+        if X is None:
+            return panel, None
+        frames = self._split_X(X, series, covariates, "pretrain's X")
+        if covariates is None:
+            covariates = CovariateSpec.fit(_up_to_ends(frames, series), self.known_ahead)
+        inputs = covariates.inputs(spec.axis, [frames.get(key) for key, _ in series])
+        return panel._replace(inputs=inputs), covariates
+
+    # ------------------------------------------------------------------ covariates
+
+    def _check_X_role(self, X, what: str, attribute: str) -> CovariateSpec | None:
+        """The covariates the fitted (or pretrained) network reads (its ``attribute``),
+        refusing ``X`` where the network reads none, and no ``X`` where it reads some;
+        ``None`` on a first fit or pretrain."""
+        first = getattr(self, "pretrained_net_", None) is None
+        if attribute == "pretrained_covariates_" and first:
+            if X is None and isinstance(self.known_ahead, list | tuple) and self.known_ahead:
+                raise ValueError(
+                    f"known_ahead={self.known_ahead!r} names columns of X, but {what} got no "
+                    "X; pass X, or set known_ahead=None."
+                )
+            return None
+        covariates = getattr(self, attribute, None)
+        if X is not None and covariates is None:
+            raise ValueError(
+                f"{what} got X, but the forecaster's network was trained without X; "
+                "fit (or pretrain) with X to use covariates, or leave X out."
+            )
+        if X is None and covariates is not None and what in ("fit", "pretrain"):
+            raise ValueError(
+                f"{what} got no X, but the pretrained network reads X's columns "
+                f"{covariates.columns}; pass X with them."
+            )
+        return covariates
+
+    def _split_X(
+        self, X: pd.DataFrame, series: list, covariates: CovariateSpec | None, what: str
+    ) -> dict:
+        """``X``'s frames by series key (columns in ``covariates``' order when known)."""
+        if covariates is not None:
+            X = check_columns(X, covariates.columns, what)
+        frame = series[0][1]
+        kind, tz = index_kind(frame.index), getattr(frame.index, "tz", None)
+        return split_covariates(X, [key for key, _ in series], kind, tz, what)
+
+    def _update_covariates(self, X, y) -> dict:
+        """update's ``X`` split by series (``y``'s new series included), checked; ``{}``
+        without ``X``."""
+        covariates = self._check_X_role(X, "update", "covariates_")
+        if X is None:
+            return {}
+        series = list(self._series.items())
+        if y is not None:
+            series += [item for item in instances(y) if item[0] not in self._series]
+        return self._split_X(X, series, covariates, "update's X")
+
+    def _inputs(self, keys: list, plans: dict | None = None) -> list | None:
+        """The windows' inputs of the fitted series ``keys`` (``None`` without ``X``), each
+        with its plan after its last time point where ``plans`` (predict's ``X``) has one."""
+        covariates = getattr(self, "covariates_", None)
+        if covariates is None:
+            return None
+        frames = [self._covariates.get(key) for key in keys]
+        if plans is not None:
+            frames = [
+                with_plan(frame, plans.get(key), self._series[key].index[-1])
+                for key, frame in zip(keys, frames, strict=True)
+            ]
+        return covariates.inputs(self.spec_.axis, frames)
+
+    def _forecast_inputs(self, fh, X) -> list | None:
+        """The inputs of every fitted series for a forecast at ``fh`` under predict's ``X``,
+        a known-ahead column without a value over the horizon refused."""
+        covariates = self._check_X_role(X, "predict", "covariates_")
+        if covariates is None:
+            return None
+        keys = list(self._series)
+        plans = (
+            None
+            if X is None
+            else self._split_X(X, list(self._series.items()), covariates, "predict's X")
+        )
+        inputs = self._inputs(keys, plans)
+        axis, frames = self.spec_.axis, list(self._series.values())
+        ends = [frame.index[-1] for frame in frames]
+        tz = getattr(frames[0].index, "tz", None)
+        indexes = axis.forecast_indexes(fh, ends, self.cutoff, self._step, tz)
+        firsts = [next(iter(ix[ix > end]), None) for ix, end in zip(indexes, ends, strict=True)]
+        check_known_ahead(
+            covariates,
+            inputs,
+            keys,
+            [axis.times(frame.index[-1:])[0] for frame in frames],
+            firsts,
+            axis.horizon_span,
+        )
+        return inputs
 
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on the series of the panel ``y`` and calibrate σ on
@@ -510,18 +648,20 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
         Writes ``pretrained_net_``, ``pretrained_time_unit_``, ``pretrained_time_kind_``,
         ``pretrained_n_channels_``, ``pretrained_columns_``, ``pretrained_channel_mean_``,
-        ``pretrained_channel_scale_`` and ``pretrained_calibration_``.
+        ``pretrained_channel_scale_``, ``pretrained_calibration_`` and, with ``X``,
+        ``pretrained_covariates_``.
         """
         self._check_params()
         for name in _PRETRAINED:  # pretrain after fit starts afresh
             self.__dict__.pop(name, None)
         seed = self._seed()
-        panel = self._pretraining_panel(y)
+        panel, covariates = self._pretraining_panel(y, X)
+        n_inputs = 0 if covariates is None else len(covariates.columns)
         net, calibration = pretrain_calibrated(
             panel,
             self.calibration_folds,
             seed,
-            self._trainer(panel.spec, y.shape[1], seed),
+            self._trainer(panel.spec, y.shape[1], seed, n_inputs),
         )
         # Written together once training succeeded: an interrupted pretrain leaves none.
         self.pretrained_time_unit_ = panel.spec.axis.unit
@@ -531,6 +671,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         self.pretrained_channel_mean_ = panel.mean
         self.pretrained_channel_scale_ = panel.scale
         self.pretrained_calibration_ = calibration
+        if covariates is not None:
+            self.pretrained_covariates_ = covariates
         self.pretrained_net_ = net
         return self
 
@@ -545,7 +687,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         self._check_params()
         seed = self._seed()
         net, self.pretrained_calibration_ = pretrain_calibrated(
-            self._pretraining_panel(y),
+            self._pretraining_panel(y, X)[0],
             self.calibration_folds,
             seed,
             partial(
@@ -570,9 +712,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         # _update cannot take first (a refused update leaves the forecaster as it was).
         latest = self._cutoff if self.is_fitted else None
         before = self.__dict__.pop("_y_before", None)  # taken by _check_X_y for this update
-        if self.is_fitted and y is not None:
+        if self.is_fitted and (y is not None or X is not None):
             try:
-                check_update(y, self._series, self.time_kind_)
+                if y is not None:
+                    check_update(y, self._series, self.time_kind_)
+                self._update_covariates(X, y)
             except (TypeError, ValueError):
                 self._y_metadata, self._y_mtype_last_seen = before
                 raise
@@ -586,8 +730,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Writes ``net_``, ``spec_`` (which ``time_unit_``, ``time_origin_``, ``time_kind_``,
         ``context_span_``, ``horizon_span_``, ``seasonal_period_`` and ``max_targets_``
         read), ``channel_mean_``, ``channel_scale_``, ``series_mean_``, ``series_scale_``,
-        ``n_channels_``, ``ar_order_``, ``calibration_fraction_``, ``calibration_`` and the
-        context kept for prediction.
+        ``n_channels_``, ``ar_order_``, ``calibration_fraction_``, ``calibration_``, with ``X``
+        ``covariates_``, and the context (and covariates) kept for prediction.
         After ``pretrain``, the pretrained network is kept.
         """
         self._check_params()
@@ -599,15 +743,26 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             )
         series = instances(y)
         warn_unobserved(y, "y", pretrained=pretrained is not None)
+        covariates = self._check_X_role(X, "fit", "pretrained_covariates_")
         self.n_channels_ = y.shape[1]
         self.spec_ = self._resolve(series)
         self._index_names = list(y.index.names)
+        for name in ("covariates_", "_covariates"):  # a refit without X reads none
+            self.__dict__.pop(name, None)
+        if X is not None:
+            self._covariates = self._split_X(X, series, covariates, "X")
+            self.covariates_ = covariates or CovariateSpec.fit(
+                _up_to_ends(self._covariates, series), self.known_ahead
+            )
         self._fit_core(series, pretrained)
         return self
 
     def _fit_core(self, series, pretrained: LevyNeuralNet | None) -> None:
         seed, spec = self._seed(), self.spec_
         panel = series_panel(spec, series, self._pretrained_scaling(), pretrained is not None)
+        panel = panel._replace(inputs=self._inputs([key for key, _ in series]))
+        covariates = getattr(self, "covariates_", None)
+        n_inputs = 0 if covariates is None else len(covariates.columns)
         self.channel_mean_, self.channel_scale_ = panel.mean, panel.scale
         self.series_mean_, self.series_scale_ = panel.means, panel.scales
         self.calibration_fraction_ = calibration_share(
@@ -616,8 +771,10 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         plan = spec.plan(self.calibration_fraction_)
         ranked = panel.in_key_order([key for key, _ in series])  # trained in the keys' order
         if pretrained is None:
-            windows = plan.windows(ranked.times, ranked.values, "train", seed)
-            self.net_ = self._trainer(spec, self.n_channels_, seed)(windows)
+            windows = plan.windows(
+                ranked.times, ranked.values, "train", seed, inputs=ranked.inputs
+            )
+            self.net_ = self._trainer(spec, self.n_channels_, seed, n_inputs)(windows)
             self.calibration_ = calibrated_on(self.net_, plan, ranked, "calibrate", seed)
         else:
             # Zero-shot: pretrain's calibration across subjects; a series' own only widens it.
@@ -644,6 +801,13 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             (self.channel_mean_, self.channel_scale_),
             getattr(self, "pretrained_net_", None) is not None,
         )
+        if X is not None:
+            for key, frame in self._update_covariates(X, y).items():
+                old = self._covariates.get(key)
+                if old is not None:
+                    frame = pd.concat([old, frame])
+                    frame = frame[~frame.index.duplicated(keep="last")].sort_index()
+                self._covariates[key] = frame
         if update_params and self.refit_on_update:
             self._fit_core(list(self._series.items()), getattr(self, "pretrained_net_", None))
         else:
@@ -659,7 +823,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _predict(self, fh, X=None):
         """Predictive means at ``fh`` (absolute timestamps, Timedeltas or integer steps)."""
-        rows, mean, *_ = self._moments(fh)
+        rows, mean, *_ = self._moments(fh, X=X)
         return pd.DataFrame(mean, index=rows, columns=self._get_columns("predict"))
 
     def _predict_var(self, fh, X=None, cov=False):
@@ -668,11 +832,13 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             raise NotImplementedError(
                 "LevyForecaster returns marginal variances only; call predict_var(cov=False)."
             )
-        rows, _, var, *_ = self._moments(fh)
+        rows, _, var, *_ = self._moments(fh, X=X)
         return pd.DataFrame(var, index=rows, columns=self._get_columns("predict_var"))
 
-    def _moments(self, fh, diagnostics: dict | None = None) -> SeriesForecasts:
-        """Every forecast at ``fh`` in fit's column order, calibrated (``series_forecasts``)."""
+    def _moments(self, fh, diagnostics: dict | None = None, X=None) -> SeriesForecasts:
+        """Every forecast at ``fh`` in fit's column order, calibrated (``series_forecasts``),
+        under the plan of ``X`` (see :meth:`_forecast_inputs`)."""
+        inputs = self._forecast_inputs(fh, X)
         fitted = FittedSeries(
             self._series,
             self.channel_mean_,
@@ -682,6 +848,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             self._index_names,
             list(self._get_columns("predict")),
             anchored=getattr(self, "pretrained_net_", None) is not None,
+            inputs=inputs,
         )
         return series_forecasts(
             self.spec_, fitted, self.net_, self.calibration_, fh, self.cutoff, diagnostics
@@ -698,7 +865,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
                 "LevyForecaster returns marginal distributions only; call "
                 "predict_proba(marginal=True)."
             )
-        rows, mean, var, *_ = self._moments(fh)
+        rows, mean, var, *_ = self._moments(fh, X=X)
         columns = self._get_columns("predict")
         return Normal(mu=mean, sigma=np.sqrt(var), index=rows, columns=columns)
 
@@ -707,7 +874,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         the σ-normalised error for the forecast's channel and lead (the Normal's without
         calibration)."""
         levels = [(c, side) for c in coverage for side in (-1, 1)]  # (variable, coverage, side)
-        rows, values = self._calibrated_quantiles(fh, levels)
+        rows, values = self._calibrated_quantiles(fh, levels, X)
         columns = self._get_columns("predict_interval", coverage=coverage)
         return pd.DataFrame(values, index=rows, columns=columns)
 
@@ -715,16 +882,16 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         """Quantiles ``mean ± q(|2α − 1|)·σ`` of the calibrated distribution (symmetric about
         the mean; see :meth:`_predict_interval`)."""
         rows, values = self._calibrated_quantiles(
-            fh, [(abs(2 * a - 1), np.sign(a - 0.5)) for a in alpha]
+            fh, [(abs(2 * a - 1), np.sign(a - 0.5)) for a in alpha], X
         )
         columns = self._get_columns("predict_quantiles", alpha=alpha)
         return pd.DataFrame(values, index=rows, columns=columns)
 
-    def _calibrated_quantiles(self, fh, levels: list[tuple[float, float]]):
+    def _calibrated_quantiles(self, fh, levels: list[tuple[float, float]], X=None):
         """Rows and ``mean + side·q(coverage)·σ`` for every ``(coverage, side)`` of
         ``levels``, as ``(n_rows, n_channels · len(levels))`` (channel-major, like sktime's
         interval and quantile columns)."""
-        rows, mean, _, sd, lead, group, unseen = self._moments(fh)
+        rows, mean, _, sd, lead, group, unseen = self._moments(fh, X=X)
         q = self.calibration_.quantile
         values = [mean + side * sd * q(c, group, lead, unseen) for c, side in levels]
         return rows, np.stack(values, axis=2).reshape(len(rows), -1)
@@ -773,5 +940,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
                 "windows_per_series": 16,
                 "refit_on_update": True,
                 "ar_order": 0,
+                # sktime's scenarios with X forecast under their X: every column known ahead.
+                "known_ahead": "all",
             },
         ]

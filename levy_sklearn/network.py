@@ -265,7 +265,8 @@ class LinearLags(nn.Module):
         ----------
         times, channels, values, mask, query_times, query_channels : Tensor
             Tokens and queries as in :meth:`LevyNet.forward` (padded slots may hold
-            anything); token times relative to the window's origin (``≤ 0``).
+            anything); token times relative to the window's origin (those ``> 0``, known
+            ahead, are not read).
 
         Returns
         -------
@@ -288,6 +289,8 @@ class LinearLags(nn.Module):
         times, channels, values = _without_padding(
             mask, times.to(dtype), channels, values.to(dtype)
         )
+        # Lags end at the origin: a known-ahead input's token after it is no lag.
+        mask = mask & (times <= 0)
         per_channel = F.one_hot(channels, n_channels).to(dtype)  # (B, L, C)
         # Grid point k reads the hat-weighted values at time -k.
         lagged = _hat_read(

@@ -266,22 +266,23 @@ class LevyAttentionRegressor(LevyHyperparameters, RegressorMixin, BaseEstimator)
     _grows_on_large_data: ClassVar[bool] = False  # tables keep capped epochs (not ablated)
 
     # The fitted state a model file holds (levy_sklearn.serialization saves exactly these):
-    # name -> (type family, required of every fitted regressor).
-    _saved_attributes: ClassVar[dict[str, tuple[str, bool]]] = {
-        "net_": ("net", True),
-        "conformal_": ("conformal", False),
-        "n_features_in_": ("int", True),
-        "feature_names_in_": ("names", False),
-        "n_targets_": ("int", True),
-        "x_mean_": ("floats", True),
-        "x_scale_": ("scales", True),
-        "y_mean_": ("floats", True),
-        "y_scale_": ("scales", True),
-        "feature_times_": ("floats", True),
-        "time_scale_": ("number", True),
-        "n_layers_": ("int", False),
-        "value_embedding_": ("text", False),
-        "_y_1d": ("bool", True),
+    # name -> (type family, required of every fitted regressor, shape: its dimensions, an
+    # int's value, as the network's channels n and targets q; checked at load).
+    _saved_attributes: ClassVar[dict[str, tuple]] = {
+        "net_": ("net", True, None),
+        "conformal_": ("conformal", False, None),
+        "n_features_in_": ("int", True, "n"),
+        "feature_names_in_": ("names", False, None),
+        "n_targets_": ("int", True, "q"),
+        "x_mean_": ("floats", True, ("n",)),
+        "x_scale_": ("scales", True, ("n",)),
+        "y_mean_": ("floats", True, ("q",)),
+        "y_scale_": ("scales", True, ("q",)),
+        "feature_times_": ("floats", True, ("n",)),
+        "time_scale_": ("number", True, None),
+        "n_layers_": ("int", False, None),
+        "value_embedding_": ("text", False, None),
+        "_y_1d": ("bool", True, None),
     }
 
     _parameter_constraints: ClassVar[dict[str, list]] = {

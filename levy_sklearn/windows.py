@@ -30,7 +30,13 @@ from .tokens import tokens_from_events
 
 # What a user calls to cut windows for a front-end of one's own; the time-axis helpers are the
 # forecaster's plumbing, importable but not promised.
-__all__ = ["SeriesWindows", "infer_seasonal_period", "seasonal_periods", "series_windows"]
+__all__ = [
+    "InputSeries",
+    "SeriesWindows",
+    "infer_seasonal_period",
+    "seasonal_periods",
+    "series_windows",
+]
 
 # Share of the gap windows of observation_dropout that are holes before a last observation
 # (chosen on held-out series: benchmarks/results/forecaster_ablation_notes.md, "hole windows").
@@ -124,6 +130,93 @@ class _LastCells:
         )
 
 
+class InputSeries(NamedTuple):
+    """A series' input channels (covariates ``X``): observed, never forecast.
+
+    Attributes
+    ----------
+    times : ndarray of shape (T,)
+        Increasing times of the rows, in time units (the series' own or any others).
+    values : ndarray of shape (T, K)
+        Standardised values, ``NaN`` where not observed.
+    known : ndarray of shape (K,)
+        ``True`` for a channel known ahead (a plan, a calendar, a weather forecast): its
+        observations after a window's cutoff are tokens of that window too.
+    static : ndarray of shape (K,)
+        A static trait's standardised value (one token per window, at its origin), ``NaN``
+        for a channel that varies in time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.windows import InputSeries, series_windows
+    >>> t, v = np.arange(6.0), np.arange(6.0)[:, None]
+    >>> dose = InputSeries(np.array([1.0, 4.5]), np.array([[1.0], [2.0]]),
+    ...                    known=np.array([True]), static=np.array([np.nan]))
+    >>> w = series_windows([t], [v], [np.array([3.0])], context_length=3, horizon=2,
+    ...                    inputs=[dose])
+    >>> w.tokens["times"].tolist(), w.tokens["channels"].tolist()  # the dose ahead at +1.5
+    ([[-2.0, -1.0, 0.0, -2.0, 1.5]], [[0, 0, 0, 1, 1]])
+    >>> w.tokens["query_channels"].tolist()  # only y's channel is asked for
+    [[0, 0]]
+    """
+
+    times: np.ndarray
+    values: np.ndarray
+    known: np.ndarray
+    static: np.ndarray
+
+
+def _input_tokens(
+    inputs: InputSeries,
+    end: float,
+    cutoff: float,
+    length: float,
+    ahead: float,
+    max_tokens: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tokens ``(time − cutoff, input channel, value)`` of a window's inputs: each observed
+    cell of a time-varying channel in ``(end − length, end]`` (the latest ``max_tokens``),
+    and of a known-ahead one also in ``(end, cutoff + ahead]`` (the earliest
+    ``max_tokens``). A past-only channel is never read after ``end``: what a forecast from
+    the cutoff could not have seen."""
+    varying = np.isnan(inputs.static)
+    past = _context(
+        inputs.times, np.where(varying, inputs.values, np.nan), end, cutoff, length, max_tokens
+    )
+    planned = np.where(varying & inputs.known, inputs.values, np.nan)
+    lo = np.searchsorted(inputs.times, end, side="right")
+    hi = np.searchsorted(inputs.times, cutoff + ahead, side="right")
+    rows, chans = np.nonzero(np.isfinite(planned[lo:hi]))
+    later = (inputs.times[lo:hi][rows] - cutoff, chans, planned[lo:hi][rows, chans])
+    if max_tokens is not None and rows.size > max_tokens:
+        keep = np.argsort(later[0], kind="stable")[:max_tokens]
+        later = tuple(x[keep] for x in later)
+    return tuple(np.concatenate([p, q]) for p, q in zip(past, later, strict=True))
+
+
+def _with_inputs(
+    event: tuple[np.ndarray, np.ndarray, np.ndarray],
+    inputs: InputSeries,
+    where: tuple[float, float, float],
+    spans: tuple[float, float, int | None],
+    first: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A window's normalised ``event`` (times relative to its origin) followed by the tokens
+    of its inputs (:func:`_input_tokens`; ``where``: the context's end, the cutoff and the
+    origin's shift after it; ``spans``: look-back, how far ahead, token cap) and one token
+    per static trait at the origin, the input channels numbered from ``first``: inputs keep
+    their standardised values (no instance normalisation), so a dose or a trait means the
+    same in every window."""
+    end, cutoff, shift = where
+    tokens = _input_tokens(inputs, end, cutoff, *spans)
+    static = np.flatnonzero(np.isfinite(inputs.static))
+    times = np.concatenate([event[0], tokens[0] - shift, np.zeros(static.size)])
+    chans = np.concatenate([event[1], tokens[1] + first, static + first]).astype(event[1].dtype)
+    values = np.concatenate([event[2], tokens[2], inputs.static[static]])
+    return times, chans, values
+
+
 def series_windows(
     times: Sequence[np.ndarray],
     values: Sequence[np.ndarray],
@@ -142,6 +235,8 @@ def series_windows(
     gap_keeps_last: Sequence[np.ndarray] | None = None,
     seasonal_period: float | None = None,
     absent_levels: Sequence[np.ndarray] | None = None,
+    inputs: Sequence[InputSeries] | None = None,
+    input_horizon: float | None = None,
     echoes: Sequence[float] = (),
 ) -> SeriesWindows:
     """Cut continuous-time windows from series and turn them into tokens and queries.
@@ -224,6 +319,13 @@ def series_windows(
         series, holds the very values after the cutoff (a sparse channel's targets would
         then sit at its anchor in pretraining and in held-out calibration, but not for a
         new series).
+    inputs : sequence of InputSeries, optional
+        Per series, its input channels (covariates): tokens of channels ``C, C + 1, …``
+        in every window's context (each observed cell in the look-back, known-ahead ones
+        also up to ``input_horizon`` after the cutoff, static traits once at the origin),
+        never queried. Their values are not instance-normalised.
+    input_horizon : float, optional
+        How far after the cutoff known-ahead inputs are read (default ``horizon``).
     echoes : sequence of float, default=()
         Whole seasonal cycles (time units) whose earlier observations the context holds
         beyond the look-back (see above); they take at most half of ``max_tokens``, the
@@ -261,6 +363,8 @@ def series_windows(
     if (horizon is None) == (query_times is None):
         raise ValueError("Give exactly one of horizon (training) and query_times (prediction).")
     n_channels = int(np.shape(values[0])[1]) if len(values) else 1
+    # Input tokens of each window: its look-back, how far ahead, and the token cap.
+    spans = (context_length, horizon if input_horizon is None else input_horizon, max_tokens)
     windows = []
     for i, (t_i, v_i) in enumerate(zip(times, values, strict=True)):
         t_i = np.asarray(t_i, dtype=np.float64)
@@ -274,8 +378,8 @@ def series_windows(
         keeps = np.zeros(cuts.size, bool) if gap_keeps_last is None else gap_keeps_last[i]
         ahead = horizon if query_times is None else _latest(query_times[i])  # echoes' span
         for c, gap, keep in zip(cuts, gaps, keeps, strict=True):
-            spans = _spans(echoes, c, ahead)
-            echo, (tt, chans, vv) = _contexts(t_i, v_i, c, gap, context_length, max_tokens, spans)
+            cycles = _spans(echoes, c, ahead)
+            echo, (tt, chans, vv) = _contexts(t_i, v_i, c, gap, context_length, max_tokens, cycles)
             if keep and gap > 0:
                 tt, chans, vv = _with_last_row(t_i, v_i, c - gap, c, (tt, chans, vv))
             tt, chans, vv = last_cells(c - gap, c, (tt, chans, vv))
@@ -304,16 +408,12 @@ def series_windows(
             extra = np.asarray(origin_queries, dtype=np.float64)
             rel = np.concatenate([rel - shift, extra])
             tgt = np.concatenate([tgt, np.full((extra.size, n_channels), np.nan)])
-            windows.append(
-                _Window(
-                    *normalised_window(
-                        tt, chans, vv, rel, tgt, (level, slope, scale), season, seasonal_period
-                    ),
-                    series=i,
-                    cutoff=c,
-                    origin=c + shift,
-                )
+            event, *queries = normalised_window(
+                tt, chans, vv, rel, tgt, (level, slope, scale), season, seasonal_period
             )
+            if inputs is not None:
+                event = _with_inputs(event, inputs[i], (c - gap, c, shift), spans, n_channels)
+            windows.append(_Window(event, *queries, series=i, cutoff=c, origin=c + shift))
     return _stack(windows)
 
 
@@ -594,6 +694,7 @@ class WindowPlan:
         part: str,
         seed: int,
         levels: Sequence[np.ndarray] | None = None,
+        inputs: Sequence[InputSeries] | None = None,
     ) -> SeriesWindows:
         """Training (``part="train"``), calibration (``"calibrate"``), all (``"all"``) or
         held-out (``"held_out"``) windows; the split is in time, the last
@@ -601,7 +702,7 @@ class WindowPlan:
         include the gap windows of ``observation_dropout``; calibration windows
         (``"calibrate"``, ``"held_out"``: every cutoff) are the forecasts a user makes.
         ``levels``: each series' population level (see :func:`series_windows`'
-        ``absent_levels``)."""
+        ``absent_levels``); ``inputs``: each series' covariates (its ``inputs``)."""
         cutoffs, ends, gaps, keeps = [], [], [], []
         # Gap windows (see observation_dropout) are drawn from the seed, reproducibly.
         rng = np.random.default_rng(seed)
@@ -644,6 +745,7 @@ class WindowPlan:
                 context_gaps=gaps,
                 gap_keeps_last=keeps,
                 absent_levels=levels,
+                inputs=inputs,
                 echoes=self.echoes,
             )
         )
@@ -654,6 +756,7 @@ class WindowPlan:
         values: list[np.ndarray],
         at: list[np.ndarray],
         levels: Sequence[np.ndarray] | None = None,
+        inputs: Sequence[InputSeries] | None = None,
     ) -> tuple[SeriesWindows, list[tuple[int, np.ndarray]]]:
         """Prediction windows for the forecast times ``at`` of every series, and for each
         window the series and the positions in ``at`` it answers.
@@ -663,7 +766,8 @@ class WindowPlan:
         series was fitted, on all its history): one window per (series, effective cutoff). Each
         window gets one extra query at ``horizon_span`` after its origin, whose variance
         floors the variance beyond it (see :func:`~levy_sklearn.calibration.horizon_floor`).
-        ``levels`` as for :meth:`windows`.
+        ``levels`` and ``inputs`` as for :meth:`windows`; known-ahead inputs are read up
+        to ``horizon_span`` after each cutoff, as in training.
         """
         rows, cutoffs, queries, where = [], [], [], []
         for i, (t, t_abs) in enumerate(zip(times, at, strict=True)):
@@ -686,6 +790,8 @@ class WindowPlan:
             max_tokens=self.max_tokens,
             origin_queries=[self.horizon_span],
             absent_levels=None if levels is None else [levels[i] for i in rows],
+            inputs=None if inputs is None else [inputs[i] for i in rows],
+            input_horizon=self.horizon_span,
             echoes=self.echoes,
         )
         return self.with_calendar(windows), where

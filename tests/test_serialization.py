@@ -735,6 +735,16 @@ REFUSALS = {
         lambda d: _edit_state(d, _set([*NET, "module_"], 1)),
         "is rebuilt, not read",
     ),
+    "net in an attribute of another family": (
+        lambda d: _edit_state(
+            d, lambda s: s["attributes"].update(time_scale_=s["attributes"]["net_"])
+        ),
+        r"time_scale_ holds a \$net, which its declared family cannot",
+    ),
+    "reference in an attribute of another family": (
+        lambda d: _edit_state(d, _set(["attributes", "x_mean_"], {"$ref": "net0"})),
+        r"x_mean_ holds a \$ref",
+    ),
     "deeply nested JSON": (
         lambda d: _archive({**_members(d), "state.json": b"[" * 100_000 + b"]" * 100_000}),
         "nested too deeply",

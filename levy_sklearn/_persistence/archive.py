@@ -1,4 +1,5 @@
-"""The model file's zip archive: its fixed members, manifest, format versions and migrations."""
+"""The model file's zip archive: its fixed members, manifest, format versions, migrations, and
+the one error of a file that is not loaded (:func:`refuse`)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from .checks import TAMPERED, refuse, require
-
 # The format version save writes (levy_sklearn.serialization.FORMAT_VERSION).
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 FORMAT = "levy-sklearn model"
 MANIFEST, STATE, WEIGHTS = "manifest.json", "state.json", "weights.safetensors"
 # sktime.base.load(path) runs pickle.loads on this member and calls load_from_path of the
@@ -35,6 +34,18 @@ _PARTS = ("params", "attributes")  # of state.json
 _DATE_TIME = (1980, 1, 1, 0, 0, 0)  # every entry's: one model saved twice, the same bytes
 # Versions recorded in the manifest (informative: loading does not depend on them).
 _DEPENDENCIES = ("numpy", "pandas", "torch", "scikit-learn", "skorch", "sktime", "safetensors")
+TAMPERED = "The file is corrupted or was tampered with."
+
+
+def refuse(problem: str, fix: str = "") -> ValueError:
+    """The one error of a file that is not loaded: what is wrong, then the fix."""
+    return ValueError(f"Refusing to load the model file: {problem}" + (f" {fix}" if fix else ""))
+
+
+def require(ok: Any, problem: str, fix: str = "") -> None:
+    """Refuse the file (:func:`refuse`) unless ``ok``."""
+    if not ok:
+        raise refuse(problem, fix)
 
 
 def _calibration_folds_default(cls: type, state: dict) -> dict:
@@ -110,13 +121,22 @@ def _spec_whole(cls: type, state: dict) -> dict:
     return state
 
 
+def _known_ahead_default(cls: type, state: dict) -> dict:
+    """Format 4 predates covariates (``known_ahead``): its forecasters, fitted without
+    ``X``, load with the default."""
+    if cls.__name__ == "LevyForecaster":
+        state["params"].setdefault("known_ahead", cls.get_param_defaults()["known_ahead"])
+    return state
+
+
 #: {version: function turning that version's state (of the estimator named) into the next
 #: version's}. Format 2 added the _metadata member of forecaster files, format 3 wrote nets
-#: as their specs, format 4 a fitted forecaster's series spec whole.
+#: as their specs, format 4 a fitted forecaster's series spec whole, format 5 covariates.
 MIGRATIONS: dict[int, Callable[[type, dict], dict]] = {
     1: _calibration_folds_default,
     2: _net_specs,
     3: _spec_whole,
+    4: _known_ahead_default,
 }
 
 

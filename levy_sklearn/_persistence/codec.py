@@ -1,6 +1,6 @@
-"""A model file's state as typed JSON: one writer/reader pair per declared type family (a
-net as its specs, a state class through ``to_state``/``from_state``, a value as JSON or a
-tag of :func:`_values`), arrays as ``.npy`` members read with ``allow_pickle=False``."""
+"""A model file's state as typed JSON: one writer/reader pair per type (:func:`_values`): a
+net as its specs, a state class through ``to_state``/``from_state`` (each object written once,
+then as a ``$ref``), arrays as ``.npy`` members read with ``allow_pickle=False``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .checks import TAMPERED, refuse, require, state_classes
+from .archive import TAMPERED, WEIGHTS, refuse, require
 
 # Array kinds a file may hold: bool, integers, floats, complex, datetime, timedelta, text.
 # Object ("O") and structured ("V") arrays would need pickle or carry arbitrary layouts.
@@ -23,6 +23,22 @@ _PLAIN = (str, int, float, bool)  # the items of an object array
 _TEXT_INDEX = frozenset({"object", "str", "string"})
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _NET = {"ref", "network", "training", "dtype", "tensors", "optimizer", "history", "variance_scale"}
+_SHARED = {"$net": "net", "$state": "obj"}  # tags of objects written once: their refs' prefix
+
+
+def state_classes() -> dict[str, type]:
+    """The package's state classes by the family of declared attributes they make up."""
+    from .._covariates import CovariateSpec
+    from .._series_training import SeriesSpec
+    from ..calibration import LeadCalibration
+    from ..conformal import ConformalIntervals
+
+    return {
+        "calibration": LeadCalibration,
+        "conformal": ConformalIntervals,
+        "spec": SeriesSpec,
+        "covariates": CovariateSpec,
+    }
 
 
 def _need(ok: Any, problem: str, error: type = ValueError) -> None:
@@ -156,6 +172,8 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
     and come back as what they were; a subclass comes before its base)."""
     from sktime.forecasting.base import ForecastingHorizon as Horizon
 
+    from ..training import LevyNeuralNet
+
     try:  # sktime records each column's kind in _y_metadata["feature_kind"]
         from sktime.datatypes._dtypekind import DtypeKind
     except ImportError:  # older sktime used pandas' interchange enumeration
@@ -165,8 +183,13 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
         require(_list(b, 2)[0] == "sktime.DtypeKind", f"unknown enumeration {b[0]!r}.")
         return DtypeKind(r(b[1]))
 
+    classes = tuple(state_classes().values())
     # fmt: off
     return (
+        ("$net", LevyNeuralNet, lambda w, v: w.net(v), lambda r, b: r.net(b)),
+        ("$state", lambda v: type(v) in classes,
+            lambda w, v: [type(v).__name__, w.memo[id(v)][0], w(v.to_state())],
+            lambda r, b: r.state(b)),
         ("$enum", DtypeKind, lambda w, v: ["sktime.DtypeKind", w(v.value)], enum),
         ("$npscalar", np.generic, lambda w, v: w.array(np.asarray(v)), _scalar),
         ("$float", float, lambda w, v: repr(v), _float),
@@ -218,30 +241,25 @@ def _values() -> tuple[tuple[str, Any, Any, Any], ...]:
 
 
 class Writer:
-    """Writes attributes and values as tagged JSON, collecting arrays and tensors."""
+    """Writes values as tagged JSON, collecting arrays and tensors."""
 
     def __init__(self) -> None:
         self.arrays: list[bytes] = []
         self.tensors: dict[str, torch.Tensor] = {}
         self.memo: dict[int, tuple[str, Any]] = {}  # id → (reference, object kept alive)
 
-    def attribute(self, family: str, value: Any, name: str) -> Any:
-        try:
-            if value is None or (family != "net" and family not in state_classes()):
-                return self(value)
-            if id(value) in self.memo:  # the same net or state object twice: a reference
-                return {"$ref": self.memo[id(value)][0]}
-            ref = f"{'net' if family == 'net' else 'obj'}{len(self.memo)}"
-            self.memo[id(value)] = (ref, value)
-            if family == "net":
-                return {"$net": self.net(value, ref)}
-            ok = type(value) is state_classes()[family]
-            _need(ok, f"a {type(value).__name__} is not a {family} state.", TypeError)
-            return {"$state": [type(value).__name__, ref, self(value.to_state())]}
-        except TypeError as err:
-            raise TypeError(f"{name}: {err}") from None
+    def values(self, values: dict, what: str = "", shared: Any = ()) -> dict[str, Any]:
+        """Each named value written (a net or state object only as one of ``shared``); a
+        value it cannot write is a ``TypeError`` naming it."""
+        written = {}
+        for name, value in values.items():
+            try:
+                written[name] = self(value, shared=name in shared)
+            except TypeError as err:
+                raise TypeError(f"{what}{name}: {err}") from None
+        return written
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: Any, shared: bool = False) -> Any:
         if value is None or type(value) in (bool, int, str):
             return value
         if type(value) is float and math.isfinite(value):
@@ -252,6 +270,12 @@ class Writer:
             return {k: self(v) for k, v in value.items()}
         for tag, kind, write, _ in _values():
             if isinstance(value, kind) if isinstance(kind, type) else kind(value):
+                if tag in _SHARED:  # a net or state object: once, then as a reference
+                    what = f"a {type(value).__name__} is saved only in its family's attributes"
+                    _need(shared, what, TypeError)
+                    if id(value) in self.memo:
+                        return {"$ref": self.memo[id(value)][0]}
+                    self.memo[id(value)] = (f"{_SHARED[tag]}{len(self.memo)}", value)
                 return {tag: write(self, value)}
         raise TypeError(
             f"a {type(value).__module__}.{type(value).__qualname__} cannot be saved in a "
@@ -271,11 +295,12 @@ class Writer:
         self.arrays.append(buffer.getvalue())
         return f"arrays/{len(self.arrays) - 1}.npy"
 
-    def net(self, net: Any, ref: str) -> dict:
+    def net(self, net: Any) -> dict:
         """A net as the specs it was built from, its dtype, weights (by name), optimiser
         settings and history: what rebuilds it, not skorch's attributes."""
         from ..training import LevyNeuralNet
 
+        ref = self.memo[id(net)][0]
         ok = type(net) is LevyNeuralNet and getattr(net, "initialized_", False)
         _need(ok, "only a fitted LevyNeuralNet can be saved; fit it first.", TypeError)
         dtypes = {str(p.dtype)[6:] for p in net.module_.parameters() if p.is_floating_point()}
@@ -313,20 +338,18 @@ class Reader:
         self.used_arrays: set[str] = set()
         self.used_tensors: set[str] = set()
         self.objects: dict[str, Any] = {}
+        self.name = ""
 
-    def attribute(self, family: str, raw: Any, name: str) -> Any:
-        tag = next(iter(raw)) if isinstance(raw, dict) and len(raw) == 1 else None
-        if tag == "$ref" and (family == "net" or family in state_classes()):
-            if raw[tag] not in self.objects:
-                raise refuse(f"reference {raw[tag]!r} to an object not defined before it.")
-            return self.objects[raw[tag]]
-        if (family, tag) == ("net", "$net"):
-            return self.guard(tag, lambda: self.net(raw[tag]))
-        if family in state_classes() and tag == "$state":
-            return self.guard(tag, lambda: self.state(state_classes()[family], raw[tag], name))
-        return self(raw)
+    def values(self, raw: dict[str, Any], shared: Any = ()) -> dict[str, Any]:
+        """Each named value read (a net or state object only as one of ``shared``; a
+        refusal of a state object's fields names it)."""
+        values = {}
+        for name, value in raw.items():
+            self.name = name
+            values[name] = self(value, shared=name in shared)
+        return values
 
-    def __call__(self, raw: Any) -> Any:
+    def __call__(self, raw: Any, shared: bool = False) -> Any:
         if raw is None or isinstance(raw, bool | int | float | str):
             return raw
         if isinstance(raw, list):
@@ -337,6 +360,12 @@ class Reader:
             return {k: self(v) for k, v in raw.items()}
         require(len(raw) == 1, f"a tagged value has other keys besides {tags[0]!r}.")
         tag, body = next(iter(raw.items()))
+        if tag in (*_SHARED, "$ref"):
+            require(shared, f"{self.name} holds a {tag}, which its declared family cannot.")
+        if tag == "$ref":
+            ok = isinstance(body, str) and body in self.objects
+            require(ok, f"reference {body!r} to an object not defined before it.")
+            return self.objects[body]
         read = next((read for t, _, _, read in _values() if t == tag), None)
         if read is None:
             raise refuse(
@@ -381,18 +410,25 @@ class Reader:
             raise refuse(f"object reference {ref!r} is not new.")
         return ref
 
-    def state(self, cls: type, body: list, name: str) -> Any:
+    def state(self, body: Any) -> Any:
         key, ref, fields = _list(body, 3)
-        require(key == cls.__name__, f"unknown state class {key!r} for {name}.")
+        cls = {c.__name__: c for c in state_classes().values()}.get(key)
+        require(cls is not None, f"unknown state class {key!r} for {self.name}.")
         require(isinstance(fields, dict), f"{key} needs its fields by name.")
+        fields = self(fields)
         try:
-            obj = cls.from_state(self(fields))
+            obj = cls.from_state(fields)
         except (TypeError, ValueError) as err:
-            if str(err).startswith("Refusing"):
-                raise
-            raise refuse(f"{name}: {err}", TAMPERED) from None
+            raise refuse(f"{self.name}: {err}", TAMPERED) from None
         self.objects[self.new_ref(ref)] = obj
         return obj
+
+    def check_used(self) -> None:
+        """Refuse the arrays and tensors no value refers to."""
+        if unexpected := sorted(set(self.arrays) - self.used_arrays):
+            raise refuse(f"unexpected members {unexpected[:5]}.")
+        if unexpected := sorted(set(self.tensors) - self.used_tensors):
+            raise refuse(f"{WEIGHTS} holds unexpected tensors {unexpected[:5]}.")
 
     def net(self, body: dict) -> Any:
         """Rebuild a net from its specs (:func:`~levy_sklearn.training.make_levy_net`) and
