@@ -62,6 +62,11 @@ _AUTO_AR_ORDER = 13
 # (1.07, 1.06, 1.03) (benchmarks/results/forecaster_ablation_notes.md, "how fast the
 # autoregression learns").
 _SEASONAL_LAGS_LR = 5.0
+# Earlier cycles of each season longer than the autoregression reaches: the same time
+# 1..ECHO_CYCLES cycles back; with them the autoregression learns at lr (one cycle at lr
+# beat two cycles, and 5 × lr, on taylor's ablation split:
+# benchmarks/results/high_frequency_notes.md).
+ECHO_CYCLES = 1
 # max_targets="auto" on irregularly spaced series: the cap on target times per training
 # window chosen on a held-out vitals draw among all, 32, 16 and 8
 # (benchmarks/results/pretrain_budget_notes.md, "at most 16 target times per training window").
@@ -128,6 +133,8 @@ class SeriesSpec:
         ----------
         state : dict
         """
+        # Files written before several seasons held one season at most: none beyond it.
+        state = {"seasons": ()} | dict(state)
         axis_names = {f.name for f in fields(TimeAxis)}
         names = axis_names | {f.name for f in fields(cls)} - {"axis"}
         if set(state) != names:
@@ -188,7 +195,7 @@ class SeriesSpec:
                 UserWarning,
                 stacklevel=5,  # the user's fit, through sktime's fit and _fit
             )
-        return cls(
+        spec = cls(
             axis,
             targets,
             min(order, most),
@@ -196,6 +203,35 @@ class SeriesSpec:
             max_tokens,
             windows_per_series,
             float(observation_dropout),
+        )
+        _warn_about_echo_tokens(spec, cells / rows if cells else 1.0)
+        return spec
+
+    def echoes(self) -> tuple[float, ...]:
+        """The whole cycles ``k·P`` (``k = 1 … ECHO_CYCLES``) of every season ``P`` longer
+        than the autoregression's lags reach (and than its default order, 13), increasing:
+        contexts hold the forecast span shifted back by each (a day, a week ago) and the
+        autoregression reads them (see :class:`~levy_sklearn.network.LinearLags`). The
+        seasons of monthly, quarterly and daily data (12, 4, 7 steps) need none: the
+        default lags and context hold them.
+
+        Examples
+        --------
+        >>> from levy_sklearn._series_training import SeriesSpec
+        >>> from levy_sklearn._time_axis import TimeAxis
+        >>> axis = TimeAxis("datetime", 1.0, 97.0, 48.0, 48.0, 0, (336.0, 48.0))
+        >>> SeriesSpec(axis, None, 13, "last", 256, 512, 0.3).echoes()
+        (48.0, 336.0)
+        """
+        return tuple(
+            sorted(
+                {
+                    k * p
+                    for p in self.axis.seasons
+                    if p > max(self.lags, _AUTO_AR_ORDER)
+                    for k in range(1, ECHO_CYCLES + 1)
+                }
+            )
         )
 
     def plan(self, calibration_fraction: float = 0.0) -> WindowPlan:
@@ -210,6 +246,28 @@ class SeriesSpec:
             self.windows_per_series,
             self.observation_dropout,
             calibration_fraction,
+            self.echoes(),
+            self.axis.calendar(),
+        )
+
+
+def _warn_about_echo_tokens(spec: SeriesSpec, tokens_per_step: float) -> None:
+    """Warn when half of ``max_tokens`` cannot hold the nearest echo of the forecast span
+    (``max_horizon`` and a unit on each side, at ``tokens_per_step`` observed cells per
+    step): windows would then carry no earlier cycle, silently."""
+    echoes = spec.echoes()
+    if not echoes:
+        return
+    need = (spec.axis.horizon_span + 2.0) * tokens_per_step
+    if need > spec.max_tokens // 2:
+        warnings.warn(
+            f"max_tokens={spec.max_tokens} leaves {spec.max_tokens // 2} tokens for the "
+            f"earlier cycles of the season(s) {list(spec.axis.seasons)} (time units), but "
+            f"one cycle of the forecast span (max_horizon={spec.axis.horizon_span:.4g} time "
+            f"units) holds about {need:.0f} observations: windows see no earlier cycle. "
+            f"Pass max_tokens={int(np.ceil(2 * need))} or more, or a shorter max_horizon.",
+            UserWarning,
+            stacklevel=5,  # the user's fit, through sktime's fit and _fit
         )
 
 
@@ -229,6 +287,7 @@ def _spec_problem(state: dict[str, Any]) -> str | None:
         "context_span": span(state["context_span"]),
         "horizon_span": span(state["horizon_span"]),
         "seasonal_period": state["seasonal_period"] is None or span(state["seasonal_period"]),
+        "seasons": isinstance(state["seasons"], tuple) and all(map(span, state["seasons"])),
         "max_targets": state["max_targets"] is None or count(state["max_targets"], 1),
         "lags": count(state["lags"], 0),
         "normalization": state["normalization"] in NORMALIZATIONS,
@@ -464,11 +523,13 @@ def train_network(
             lookback=max(axis.context_span / 2, 1.0),
             n_lags=spec.lags,
             n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
+            seasonal_lags=list(spec.echoes()),
+            calendar_periods=[period for period, _ in axis.calendar()],
         ),
         training_spec(
             len(windows.targets),
             recipe="windows",
-            lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() else 1.0,
+            lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() and not spec.echoes() else 1.0,
         ),
     )
     return fit_levy_net(net, windows.tokens, windows.targets.astype(np.float32), seed)

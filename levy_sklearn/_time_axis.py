@@ -464,9 +464,12 @@ class TimeAxis:
     context_span, horizon_span : float
         ``context_length`` and ``max_horizon`` in time units.
     seasonal_period : float or None
-        The seasonal period in time units.
+        The seasonal period in time units that windows remove.
     origin : int or float, default=0
         The time zero of :meth:`times` (see :func:`time_origin`).
+    seasons : tuple of float, default=()
+        Every season in time units, longest first (``seasonal_period`` among them): the
+        windows' contexts reach back to their earlier cycles (see :meth:`echoes`).
 
     Examples
     --------
@@ -484,6 +487,7 @@ class TimeAxis:
     horizon_span: float
     seasonal_period: float | None
     origin: int | float = 0
+    seasons: tuple[float, ...] = ()
 
     @classmethod
     def fit(
@@ -549,7 +553,10 @@ class TimeAxis:
             span_in_units(max_horizon, unit, "max_horizon"),
             period,
             time_origin(indexes),
+            resolve_seasons(seasonal_period, indexes, unit),
         )
+        if _is_auto(seasonal_period):
+            axis = _seen_seasons(axis, indexes)
         if unreachable:
             _warn_about_spans(axis, seasonal_period, context_length, (max_tokens, token_reach))
             return replace(axis, seasonal_period=None)
@@ -568,6 +575,35 @@ class TimeAxis:
             season=not short and (given or auto_context),
         )
         return axis
+
+    def calendar(self) -> tuple[tuple[float, float], ...]:
+        """The calendar periods every token's time encoding carries, as ``(period in time
+        units, phase at time 0 in cycles)``: a day and a week (from Monday 00:00) on a
+        datetime axis spaced less than a day apart that has a season (``"auto"``'s of a
+        regular index, or one given), none otherwise (on a coarser axis the day is no
+        cycle, and a week is the season the windows already see; an irregular series
+        without a season named has no cycle known to be there).
+
+        The phase is that of the wall clock of the index (a time-zone-aware index: UTC).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from levy_sklearn._time_axis import TimeAxis
+        >>> index = pd.date_range("2024-01-03 06:00", periods=72, freq="h")  # a Wednesday
+        >>> axis = TimeAxis.fit([index], context_length=24, max_horizon=6,
+        ...                     seasonal_period="auto")
+        >>> [(period, round(phase, 4)) for period, phase in axis.calendar()]
+        [(24.0, 0.25), (168.0, 0.3214)]
+        """
+        if self.kind != "datetime" or not self.unit < _DAY or not self.seasons:
+            return ()
+        monday = pd.Timestamp("1970-01-05").value  # nanoseconds since the epoch
+        origin = int(self.origin)
+        return tuple(
+            (span / self.unit, ((origin - monday) % span.value) / span.value)
+            for span in (_DAY, _WEEK)
+        )
 
     def removes_season(self) -> bool:
         """Whether windows remove a season: a seasonal period that the context's
@@ -684,20 +720,58 @@ def _is_auto(value: object) -> bool:
     return isinstance(value, str) and value == "auto"
 
 
+def _season_list(
+    seasonal_period: object, indexes: Sequence[pd.Index], unit: pd.Timedelta | float
+) -> list[float]:
+    """Every season of ``seasonal_period`` in time units, longest first: ``"auto"``'s
+    those the indexes' frequency implies that the spacing can show (two units at least),
+    a list's each (refused below two units), one's itself (none for ``None`` or 1)."""
+    if _is_auto(seasonal_period):
+        implied = [span_in_units(p, unit) for p in panel_seasonal_periods(indexes)]
+        return [p for p in implied if p >= 2.0]  # a season the spacing can show
+    if seasonal_period is None:
+        return []
+    given = (
+        list(seasonal_period) if isinstance(seasonal_period, list | tuple) else [seasonal_period]
+    )
+    if not given:
+        raise ValueError(
+            "seasonal_period=[] names no season; pass seasonal_period=None for none, or the "
+            "periods, e.g. seasonal_period=['1D', '7D']."
+        )
+    periods = []
+    for one in given:
+        period = span_in_units(one, unit, "seasonal_period")
+        if period == 1.0:  # sktime's sp=1: no season
+            continue
+        if period < 2.0:
+            raise ValueError(
+                f"seasonal_period={one!r} is {period:.3g} time units"
+                f"{f' of {unit}' if isinstance(unit, pd.Timedelta) else ''}, shorter than "
+                "two: series sampled about once per unit cannot show it. Pass "
+                "seasonal_period=None (or 1) for no season, or a period of at least 2 units."
+            )
+        periods.append(period)
+    return sorted(set(periods), reverse=True)
+
+
 def resolve_season(
-    seasonal_period: float | str | pd.Timedelta | None,
+    seasonal_period: float | str | pd.Timedelta | Sequence | None,
     indexes: Sequence[pd.Index],
     unit: pd.Timedelta | float,
     reach: float = np.inf,
 ) -> float | None:
-    """``seasonal_period`` in time units (``None``: no season).
+    """The season (time units) windows remove from ``seasonal_period``'s (``None``: no
+    season; see :func:`resolve_seasons` for all of them).
 
-    ``"auto"`` takes the longest of the seasons the indexes' frequency implies
-    (:func:`panel_seasonal_periods`) whose two periods a context can hold within ``reach``
-    time units (see :func:`season_reach`; ``max_tokens`` and a given ``context_length``
-    bound it), else the shortest: half-hourly data get a week where ``max_tokens`` holds
-    two weeks of observations, else a day (which :meth:`TimeAxis.fit` drops, with a
-    warning, where ``max_tokens`` cannot hold two days either).
+    Of several seasons (``"auto"``'s: those the indexes' frequency implies, see
+    :func:`panel_seasonal_periods`; or a list) the longest whose two periods a context can
+    hold within ``reach`` time units (see :func:`season_reach`; ``max_tokens`` and a given
+    ``context_length`` bound it), else the shortest: half-hourly data get a week where
+    ``max_tokens`` holds two weeks of observations, else a day (which :meth:`TimeAxis.fit`
+    drops, with a warning, where ``max_tokens`` cannot hold two days either). The longer
+    seasons still reach the windows: as earlier cycles in their context (see
+    :meth:`TimeAxis.echoes`).
 
     Examples
     --------
@@ -707,25 +781,39 @@ def resolve_season(
     24.0
     >>> resolve_season("auto", [index], pd.Timedelta("1h"), reach=400)
     168.0
+    >>> resolve_season(["1D", "7D"], [index], pd.Timedelta("1h"), reach=256)
+    24.0
     """
-    if _is_auto(seasonal_period):
-        implied = [span_in_units(p, unit) for p in panel_seasonal_periods(indexes)]
-        candidates = [p for p in implied if p >= 2.0]  # a season the spacing can show
-        fitting = [p for p in candidates if season_reach(p) <= reach]
-        return (fitting or candidates[-1:] or [None])[0]
-    if seasonal_period is None:
-        return None
-    period = span_in_units(seasonal_period, unit, "seasonal_period")
-    if period == 1.0:  # sktime's sp=1: no season
-        return None
-    if period < 2.0:
-        raise ValueError(
-            f"seasonal_period={seasonal_period!r} is {period:.3g} time units"
-            f"{f' of {unit}' if isinstance(unit, pd.Timedelta) else ''}, shorter than "
-            "two: series sampled about once per unit cannot show it. Pass "
-            "seasonal_period=None (or 1) for no season, or a period of at least 2 units."
-        )
-    return period
+    candidates = _season_list(seasonal_period, indexes, unit)
+    fitting = [p for p in candidates if season_reach(p) <= reach]
+    return (fitting or candidates[-1:] or [None])[0]
+
+
+def resolve_seasons(
+    seasonal_period: float | str | pd.Timedelta | Sequence | None,
+    indexes: Sequence[pd.Index],
+    unit: pd.Timedelta | float,
+) -> tuple[float, ...]:
+    """Every season of ``seasonal_period`` in time units, longest first (see
+    :func:`resolve_season`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> index = pd.date_range("2024-01-01", periods=500, freq="30min")
+    >>> resolve_seasons("auto", [index], pd.Timedelta("30min"))
+    (336.0, 48.0)
+    >>> resolve_seasons(["1D", 12], [index], pd.Timedelta("30min"))
+    (48.0, 12.0)
+    """
+    return tuple(_season_list(seasonal_period, indexes, unit))
+
+
+def _seen_seasons(axis: TimeAxis, indexes: Sequence[pd.Index]) -> TimeAxis:
+    """``axis`` without the seasons that no series spans twice: ``"auto"`` implied them,
+    but no window sees an earlier cycle of them, and no one asked for them."""
+    longest = max((np.ptp(axis.times(ix)) for ix in indexes if len(ix)), default=0.0)
+    return replace(axis, seasons=tuple(p for p in axis.seasons if longest >= MIN_SEASONS * p))
 
 
 def _auto_context(period: float | None, token_reach: float) -> float:
@@ -810,23 +898,30 @@ def _warn_about_spans(
 def _warn_about_short_data(
     axis: TimeAxis, seasonal_period: object, indexes: Sequence[pd.Index]
 ) -> bool:
-    """Warn about a given season longer than half of every series (no window can see two
-    periods of it); whether it did."""
-    period = axis.seasonal_period
+    """Warn about each given season longer than half of every series (no window can see two
+    periods of it, nor the removed season); whether the removed one was among them."""
     spans = [np.ptp(axis.times(ix)) for ix in indexes if len(ix)]
     longest = max(spans, default=0.0)
-    if period is not None and longest < MIN_SEASONS * period:
+    several = len(axis.seasons) > 1
+    short = False
+    for period in axis.seasons or ((axis.seasonal_period,) if axis.seasonal_period else ()):
+        if longest >= MIN_SEASONS * period:
+            continue
+        short = short or period == axis.seasonal_period
+        name = (
+            f"seasonal_period={seasonal_period!r} holds a season"
+            if several
+            else f"seasonal_period={seasonal_period!r} is a season"
+        )
         warnings.warn(
-            f"seasonal_period={seasonal_period!r} is a season of "
-            f"{_in_units(period, axis.unit)}, but the longest series of y spans "
+            f"{name} of {_in_units(period, axis.unit)}, but the longest series of y spans "
             f"{_in_units(longest, axis.unit)}, fewer than {MIN_SEASONS} seasonal periods of "
             f"{period:.4g}: no window can see the season, so none is removed. Fit a longer y, "
             "or pass a shorter seasonal_period (or None).",
             UserWarning,
             stacklevel=7,  # the user's fit, through sktime's fit, _fit and TimeAxis.fit
         )
-        return True
-    return False
+    return short
 
 
 def describe_kind(kind: str) -> str:

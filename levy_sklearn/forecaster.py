@@ -148,9 +148,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     normalization : {"last", "trend", "mean", "none"}, default="last"
         Per-window instance normalisation: remove each channel's last context observation,
         the context's line or its mean; ``"none"``: per-channel standardisation only.
-    seasonal_period : "auto", float, int, str, pd.Timedelta or None, default="auto"
-        Season removed per window (units or a span, ≥ 2 units; ``"auto"``: the index's, see
-        the guide; ``None`` or 1: none); one no window can see warns with what to set.
+    seasonal_period : "auto", float, int, str, pd.Timedelta, list or None, default="auto"
+        Season removed per window (units or a span, ≥ 2 units; ``"auto"``: the index's, a
+        day and a week below daily steps, see the guide; a list: several, the longest the
+        context holds removed, longer ones reached as earlier cycles; ``None`` or 1: none);
+        one no window can see warns with what to set.
     max_tokens : int, default=256
         At most this many context tokens per window (the latest).
     windows_per_series : int, default=512

@@ -202,6 +202,14 @@ class LinearLags(nn.Module):
         Grid points (the autoregression's order), ``≥ 1``.
     n_horizons : int
         Horizons with their own weights, ``≥ 1``.
+    seasonal_lags : sequence of float, default=()
+        Whole seasonal cycles ``s`` (time units; a day, a week) whose echo each query reads:
+        the value ``s`` before the query's own time and the value ``s`` before the origin
+        (hat-weighted as the grid is, ``0`` where nothing was observed near), each with a
+        weight per target, horizon and channel. A query ``h`` ahead then reads "the same
+        time a week ago" (lag ``s − h``) through one weight, and "a week ago it went from
+        there to there" through two, whatever ``h`` is: the seasonal naive forecast and its
+        anchored variant are points of this model.
 
     Examples
     --------
@@ -218,11 +226,29 @@ class LinearLags(nn.Module):
     [[7.0, 7.0]]
     """
 
-    def __init__(self, n_channels: int, n_targets: int, n_lags: int, n_horizons: int) -> None:
+    def __init__(
+        self,
+        n_channels: int,
+        n_targets: int,
+        n_lags: int,
+        n_horizons: int,
+        seasonal_lags: Sequence[float] = (),
+    ) -> None:
         super().__init__()
-        if n_lags < 1 or n_horizons < 1:
-            raise ValueError("LinearLags needs n_lags >= 1 and n_horizons >= 1.")
+        self.seasonal_lags = tuple(float(s) for s in seasonal_lags)
+        if n_lags < 1 and not self.seasonal_lags or n_lags < 0 or n_horizons < 1:
+            raise ValueError(
+                "LinearLags needs n_lags >= 1 (or seasonal_lags) and n_horizons >= 1."
+            )
+        if any(not s > 0 for s in self.seasonal_lags):
+            raise ValueError(f"seasonal_lags={seasonal_lags!r} must all be positive.")
         self.weight = nn.Parameter(torch.zeros(n_targets, n_horizons, n_channels, n_lags))
+        if self.seasonal_lags:
+            # Two reads per cycle (before the query, before the origin); created only with
+            # cycles, so a network without them has the parameters it always had.
+            self.seasonal_weight = nn.Parameter(
+                torch.zeros(n_targets, n_horizons, n_channels, 2 * len(self.seasonal_lags))
+            )
 
     def forward(
         self,
@@ -263,16 +289,32 @@ class LinearLags(nn.Module):
         times, channels, values = _without_padding(
             mask, times.to(dtype), channels, values.to(dtype)
         )
-        grid = torch.arange(n_lags, dtype=dtype, device=times.device)
-        hat = (1 - (times.unsqueeze(-1) + grid).abs()).clamp(min=0)
         # Lags end at the origin: a known-ahead input's token after it is no lag.
-        hat = hat * (mask & (times <= 0)).to(dtype).unsqueeze(-1)  # (B, L, K)
+        mask = mask & (times <= 0)
         per_channel = F.one_hot(channels, n_channels).to(dtype)  # (B, L, C)
-        weight_sum = torch.einsum("blk,blc->bck", hat, per_channel)
-        value_sum = torch.einsum("blk,blc,bl->bck", hat, per_channel, values)
-        # A grid point with nothing observed near it has both sums 0: it reads 0, the anchor.
-        lagged = value_sum / weight_sum.clamp(min=_EMPTY_WEIGHT)
+        # Grid point k reads the hat-weighted values at time -k.
+        lagged = _hat_read(
+            times,
+            per_channel,
+            values,
+            mask,
+            -torch.arange(n_lags, dtype=dtype, device=times.device),
+        )  # (B, C, K)
         by_horizon = torch.einsum("thck,bck->bth", self.weight, lagged)  # (B, targets, H)
+        shift = self._by_horizon(by_horizon, query_times, query_channels)
+        if self.seasonal_lags:
+            shift = shift + self._seasonal(
+                times, per_channel, values, mask, query_times, query_channels
+            )
+        return shift
+
+    def _by_horizon(
+        self, by_horizon: Tensor, query_times: Tensor, query_channels: Tensor
+    ) -> Tensor:
+        """Each query's value of ``by_horizon`` ``(B, targets, H)``, interpolated between
+        the horizons around its time."""
+        n_horizons = by_horizon.shape[-1]
+        dtype = by_horizon.dtype
         # Each query reads the hat functions of the two horizons around it, the only ones
         # not 0 there: a (B, Q, H) product of them all took gigabytes at a long max_horizon.
         at = query_times.to(dtype).clamp(1, n_horizons)
@@ -283,6 +325,53 @@ class LinearLags(nn.Module):
         above = below + 1
         upper = flat.gather(1, start + above.clamp(max=n_horizons).long())
         return shift + torch.where(above <= n_horizons, (1 - (above - at)).clamp(min=0), 0) * upper
+
+    def _seasonal(
+        self,
+        times: Tensor,
+        per_channel: Tensor,
+        values: Tensor,
+        mask: Tensor,
+        query_times: Tensor,
+        query_channels: Tensor,
+    ) -> Tensor:
+        """The seasonal reads' shift ``(B, Q)``: for each cycle ``s``, the values at
+        ``τ − s`` (per query) and at ``−s`` (per window), weighted per horizon."""
+        dtype = self.weight.dtype
+        cycles = torch.tensor(self.seasonal_lags, dtype=dtype, device=times.device)
+        b, q = query_times.shape
+        at_query = _hat_read(
+            times, per_channel, values, mask, (query_times.unsqueeze(-1) - cycles).flatten(1)
+        ).view(b, -1, q, cycles.numel())  # (B, C, Q, E)
+        at_origin = _hat_read(times, per_channel, values, mask, -cycles)  # (B, C, E)
+        reads = torch.cat([at_query, at_origin.unsqueeze(2).expand_as(at_query)], dim=-1)
+        # Each query's weights, interpolated between the horizons around its time.
+        n_targets, n_horizons = self.seasonal_weight.shape[:2]
+        at = query_times.to(dtype).clamp(1, n_horizons)
+        below = at.floor()
+        frac = (at - below).unsqueeze(-1).unsqueeze(-1)
+        flat = self.seasonal_weight.flatten(0, 1)  # (targets · H, C, 2E)
+        start = query_channels.long() * n_horizons - 1
+        low = flat[start + below.long()]
+        high = flat[start + (below.long() + 1).clamp(max=n_horizons)]
+        weight = (1 - frac) * low + frac * high  # (B, Q, C, 2E)
+        return torch.einsum("bqce,bcqe->bq", weight, reads)
+
+
+def _hat_read(
+    times: Tensor, per_channel: Tensor, values: Tensor, mask: Tensor, at: Tensor
+) -> Tensor:
+    """Per channel, the average of the tokens' values within one time unit of each time of
+    ``at`` (``(K,)`` or ``(B, K)``), weighted by the hat function ``max(0, 1 − |t − at|)``:
+    ``(B, C, K)``; ``0`` (the window's anchor) where nothing was observed near."""
+    hat = (1 - (times.unsqueeze(-1) - (at if at.dim() == 1 else at.unsqueeze(1))).abs()).clamp(
+        min=0
+    )
+    hat = hat * mask.to(hat.dtype).unsqueeze(-1)  # (B, L, K)
+    weight_sum = torch.einsum("blk,blc->bck", hat, per_channel)
+    value_sum = torch.einsum("blk,blc,bl->bck", hat, per_channel, values)
+    # A point with nothing observed near it has both sums 0: it reads 0, the anchor.
+    return value_sum / weight_sum.clamp(min=_EMPTY_WEIGHT)
 
 
 class LevyNet(nn.Module):
@@ -364,6 +453,15 @@ class LevyNet(nn.Module):
         With ``n_lags > 0``, a :class:`LinearLags` autoregression of order ``n_lags`` (with
         ``n_lag_horizons`` horizons of its own weights) adds to the mean; it never enters
         the variance, the evidence or the attention weights.
+    seasonal_lags : sequence of float, default=()
+        Seasonal cycles (time units) the autoregression also reads at each query (see
+        :class:`LinearLags`); with them it is built even without ``n_lags``.
+    calendar_periods : sequence of float, default=()
+        Calendar periods (time units; a day and a week on clock time) whose phase every
+        token and query also carries: ``sin`` and ``cos`` of ``2π (φ_p + t / P_p)``, mapped
+        into the time encoding, where ``φ_p`` is the phase of the window's origin given as
+        ``calendar`` to :meth:`forward`. Tokens at the same time of day (or week) then share
+        these features whatever their distance, as do a forecast time and its echoes.
 
     Examples
     --------
@@ -400,6 +498,8 @@ class LevyNet(nn.Module):
         value_embedding: str = "linear",
         n_lags: int = 0,
         n_lag_horizons: int = 1,
+        seasonal_lags: Sequence[float] = (),
+        calendar_periods: Sequence[float] = (),
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
@@ -476,13 +576,59 @@ class LevyNet(nn.Module):
             self.variance_head = nn.Linear(d_model, n_targets)
         # Built after the rest, so that without it every other parameter starts where it did.
         self.lags = (
-            LinearLags(n_channels, n_targets, n_lags, n_lag_horizons) if n_lags > 0 else None
+            LinearLags(n_channels, n_targets, n_lags, n_lag_horizons, seasonal_lags)
+            if n_lags > 0 or len(seasonal_lags)
+            else None
+        )
+        self.calendar_periods = tuple(float(p) for p in calendar_periods)
+        if any(not p > 0 for p in self.calendar_periods):
+            raise ValueError(f"calendar_periods={calendar_periods!r} must all be positive.")
+        # Built last, so that without it every other parameter starts where it did.
+        self.calendar_encoding = (
+            nn.Linear(2 * len(self.calendar_periods), d_model) if self.calendar_periods else None
         )
         # The output layer's readout, chosen once: the Lévy layer's closed-form moments, or the
         # softmax twin's attention output and variance head.
         self._readout = self._levy_readout if attention == "levy" else self._softmax_readout
 
-    def embed(self, times: Tensor, channels: Tensor, values: Tensor) -> Tensor:
+    def encode_time(self, times: Tensor, calendar: Tensor | None = None) -> Tensor:
+        """The time encoding of relative times, plus, with ``calendar_periods``, that of
+        their phase in each calendar period.
+
+        Parameters
+        ----------
+        times : Tensor
+            ``(B, L)`` times relative to each window's origin (scaled units).
+        calendar : Tensor, optional
+            ``(B, P)`` phase of each window's origin in each calendar period, in cycles
+            (``None``: no calendar term).
+
+        Returns
+        -------
+        Tensor
+            ``(B, L, d_model)``.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.network import LevyNet
+        >>> net = LevyNet(n_channels=1, n_targets=1, d_model=8, calendar_periods=[24.0])
+        >>> a = net.encode_time(torch.tensor([[0.0]]), torch.tensor([[0.25]]))
+        >>> b = net.encode_time(torch.tensor([[0.0]]), torch.tensor([[0.5]]))
+        >>> bool(torch.allclose(a, b))  # six hours later in the day: another encoding
+        False
+        """
+        encoded = self.time_encoding(times)
+        if self.calendar_encoding is None or calendar is None:
+            return encoded
+        periods = torch.tensor(self.calendar_periods, dtype=times.dtype, device=times.device)
+        phase = calendar.to(times.dtype).unsqueeze(1) + times.unsqueeze(-1) / periods
+        angle = 2 * math.pi * torch.remainder(phase, 1.0)  # (B, L, P)
+        return encoded + self.calendar_encoding(torch.cat([angle.sin(), angle.cos()], dim=-1))
+
+    def embed(
+        self, times: Tensor, channels: Tensor, values: Tensor, calendar: Tensor | None = None
+    ) -> Tensor:
         """Token embeddings: value embedding + channel embedding + time encoding.
 
         Parameters
@@ -491,6 +637,8 @@ class LevyNet(nn.Module):
             ``(B, L)`` float token times (scaled) and values (standardised).
         channels : Tensor
             ``(B, L)`` long token channel ids.
+        calendar : Tensor, optional
+            ``(B, P)`` phases of the windows' origins (see :meth:`encode_time`).
 
         Returns
         -------
@@ -508,22 +656,29 @@ class LevyNet(nn.Module):
         return (
             self.value_embedding(values, channels)
             + self.channel_embedding(channels)
-            + self.time_encoding(times)
+            + self.encode_time(times, calendar)
         )
 
-    def _memory(self, times: Tensor, channels: Tensor, values: Tensor, mask: Tensor) -> KeySet:
+    def _memory(
+        self,
+        times: Tensor,
+        channels: Tensor,
+        values: Tensor,
+        mask: Tensor,
+        calendar: Tensor | None = None,
+    ) -> KeySet:
         """The encoded observations as the output layer's keys (values: the encoded tokens)."""
         dtype = self.readout_weight.dtype
         times, values = times.to(dtype), values.to(dtype)
         values, times, channels = _without_padding(mask, values, times, channels)
         padding = ~mask
-        x = self.embed(times, channels, values)
+        x = self.embed(times, channels, values, calendar)
         for block in self.encoder:
             x = block(x, times, padding)
         memory = self.memory_norm(x)
         keys = memory
         if self.positional_keys:
-            position = self.channel_embedding(channels) + self.time_encoding(times)
+            position = self.channel_embedding(channels) + self.encode_time(times, calendar)
             keys = self.memory_norm(position) + values.unsqueeze(-1) * self.key_value[channels]
         return KeySet(keys, memory, times, padding)
 
@@ -585,8 +740,10 @@ class LevyNet(nn.Module):
         keep = torch.rand(mask.shape, device=mask.device) < keep_rate
         return mask & (keep | ~thinned)
 
-    def _queries(self, query_times: Tensor, query_channels: Tensor) -> Tensor:
-        q = self.query_embedding(query_channels) + self.time_encoding(query_times)
+    def _queries(
+        self, query_times: Tensor, query_channels: Tensor, calendar: Tensor | None = None
+    ) -> Tensor:
+        q = self.query_embedding(query_channels) + self.encode_time(query_times, calendar)
         return self.query_norm(q)
 
     def forward(
@@ -597,6 +754,7 @@ class LevyNet(nn.Module):
         mask: Tensor,
         query_times: Tensor,
         query_channels: Tensor,
+        calendar: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
         """Predict every query.
 
@@ -612,6 +770,9 @@ class LevyNet(nn.Module):
             ``(B, Q)`` float target times.
         query_channels : Tensor
             ``(B, Q)`` long target ids.
+        calendar : Tensor, optional
+            ``(B, P)`` phase (in cycles) of each window's origin in each of the
+            ``calendar_periods`` (ignored without them).
 
         Returns
         -------
@@ -635,9 +796,9 @@ class LevyNet(nn.Module):
         dtype = self.readout_weight.dtype
         query_times = query_times.to(dtype)
         mask = self._drop_tokens(mask.bool())
-        keys = self._memory(times, channels, values, mask)
+        keys = self._memory(times, channels, values, mask, calendar)
         mean, *rest = self._readout(
-            self._queries(query_times, query_channels), keys, query_times, query_channels
+            self._queries(query_times, query_channels, calendar), keys, query_times, query_channels
         )
         shift = self._lag_shift(times, channels, values, mask, query_times, query_channels)
         return (mean + shift, *rest)
@@ -658,6 +819,7 @@ class LevyNet(nn.Module):
         query_channels: Tensor,
         n_samples: int = 50,
         generator: torch.Generator | None = None,
+        calendar: Tensor | None = None,
     ) -> Tensor:
         """Draw predictions from the Poisson construction of the output layer.
 
@@ -674,6 +836,8 @@ class LevyNet(nn.Module):
             Number of independent draws.
         generator : torch.Generator, optional
             Source of randomness, for reproducible draws.
+        calendar : Tensor, optional
+            As in :meth:`forward`.
 
         Returns
         -------
@@ -697,8 +861,8 @@ class LevyNet(nn.Module):
             raise ValueError("Sampling needs attention='levy'.")
         dtype = self.readout_weight.dtype
         query_times = query_times.to(dtype)
-        keys = self._memory(times, channels, values, mask.bool())
-        q = self._queries(query_times, query_channels)
+        keys = self._memory(times, channels, values, mask.bool(), calendar)
+        q = self._queries(query_times, query_channels, calendar)
         draws, mean = self.cross.sample(
             q, keys, query_times, n_samples=n_samples, generator=generator, return_mean=True
         )  # (S, B, H, Q, d) and (B, H, Q, d)

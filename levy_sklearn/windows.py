@@ -237,6 +237,7 @@ def series_windows(
     absent_levels: Sequence[np.ndarray] | None = None,
     inputs: Sequence[InputSeries] | None = None,
     input_horizon: float | None = None,
+    echoes: Sequence[float] = (),
 ) -> SeriesWindows:
     """Cut continuous-time windows from series and turn them into tokens and queries.
 
@@ -268,7 +269,10 @@ def series_windows(
     context ends ``gap`` before its cutoff while its targets stay after the cutoff: the
     window a forecast across a gap sees; with ``gap_keeps_last`` as well, such a window keeps
     its last observation before the cutoff, so the gap is a hole before it (a sensor that
-    was silent, then reported once).
+    was silent, then reported once). With ``echoes`` (whole seasonal cycles ``s``), the
+    context also holds, beyond the look-back, the observations of the forecast span shifted
+    back by each ``s``, ``(c − s − 1, c + horizon − s + 1]`` (ending at the context's end):
+    the same time a day or a week earlier, as tokens at their true times.
 
     Parameters
     ----------
@@ -322,6 +326,10 @@ def series_windows(
         never queried. Their values are not instance-normalised.
     input_horizon : float, optional
         How far after the cutoff known-ahead inputs are read (default ``horizon``).
+    echoes : sequence of float, default=()
+        Whole seasonal cycles (time units) whose earlier observations the context holds
+        beyond the look-back (see above); they take at most half of ``max_tokens``, the
+        nearest cycles first, and the look-back the rest.
 
     Returns
     -------
@@ -368,8 +376,10 @@ def series_windows(
         cuts = np.asarray(cutoffs[i], dtype=np.float64)
         gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
         keeps = np.zeros(cuts.size, bool) if gap_keeps_last is None else gap_keeps_last[i]
+        ahead = horizon if query_times is None else _latest(query_times[i])  # echoes' span
         for c, gap, keep in zip(cuts, gaps, keeps, strict=True):
-            tt, chans, vv = _context(t_i, v_i, c - gap, c, context_length, max_tokens)
+            cycles = _spans(echoes, c, ahead)
+            echo, (tt, chans, vv) = _contexts(t_i, v_i, c, gap, context_length, max_tokens, cycles)
             if keep and gap > 0:
                 tt, chans, vv = _with_last_row(t_i, v_i, c - gap, c, (tt, chans, vv))
             tt, chans, vv = last_cells(c - gap, c, (tt, chans, vv))
@@ -388,14 +398,13 @@ def series_windows(
             if absent_levels is not None and normalization != "none" and chans.size:
                 absent = np.bincount(chans, minlength=n_channels) == 0
                 level = np.where(absent, absent_levels[i], level)
-            scale = (
-                np.ones(n_channels) if history_scale is None else history_scale(c - gap, spread2)
-            )
+            scale = history_scale(c - gap, spread2) if history_scale else np.ones(n_channels)
             if horizon is not None:
                 rel, tgt = _observed_targets(t_i, v_i, c, horizon, end, max_queries)
             else:
                 rel = np.asarray(query_times[i], dtype=np.float64)
                 tgt = np.full((rel.size, n_channels), np.nan)
+            tt, chans, vv = _joined(echo, shift, (tt, chans, vv))
             extra = np.asarray(origin_queries, dtype=np.float64)
             rel = np.concatenate([rel - shift, extra])
             tgt = np.concatenate([tgt, np.full((extra.size, n_channels), np.nan)])
@@ -423,6 +432,39 @@ class _Window(NamedTuple):
     origin: float
 
 
+def _latest(query_times: np.ndarray) -> float:
+    """The latest of a window's relative query times (0 without any)."""
+    query_times = np.asarray(query_times, dtype=np.float64)
+    return float(query_times.max()) if query_times.size else 0.0
+
+
+def _contexts(
+    t: np.ndarray,
+    v: np.ndarray,
+    cutoff: float,
+    gap: float,
+    length: float,
+    max_tokens: int | None,
+    spans: list[tuple[float, float]],
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+    """A window's echo tokens (:func:`_echo_event`, at most half of ``max_tokens``) and its
+    look-back (:func:`_context`, the rest), which ends ``gap`` before ``cutoff``. The
+    look-back alone sets the window's level, trend, season and spread; its earlier cycles
+    are measured from them."""
+    end = cutoff - gap
+    spans = [(lo, min(hi, end - length)) for lo, hi in spans if min(hi, end - length) > lo]
+    echo = _echo_event(t, v, end, cutoff, spans, max_tokens)
+    dense = None if max_tokens is None else max_tokens - echo[0].size
+    return echo, _context(t, v, end, cutoff, length, dense)
+
+
+def _spans(echoes: Sequence[float], cutoff: float, ahead: float) -> list[tuple[float, float]]:
+    """The spans ``(lo, hi]`` the echoes of a window's forecast span ``(cutoff, cutoff +
+    ahead]`` cover, nearest cycle first: each shifted back by a cycle, one unit wider on
+    both sides (the autoregression reads an echo within a unit of it)."""
+    return [(cutoff - s - 1.0, cutoff + ahead - s + 1.0) for s in sorted(echoes)]
+
+
 def _context(
     t: np.ndarray, v: np.ndarray, end: float, cutoff: float, length: float, max_tokens: int | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -438,6 +480,50 @@ def _context(
         keep = np.argsort(tt, kind="stable")[-max_tokens:]
         tt, chans, vv = tt[keep], chans[keep], vv[keep]
     return tt, chans, vv
+
+
+def _joined(
+    echo: tuple[np.ndarray, np.ndarray, np.ndarray],
+    shift: float,
+    event: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A window's ``event`` (times from its origin) with its ``echo`` tokens (times from its
+    cutoff, ``shift`` before the origin) before it."""
+    if not echo[0].size:
+        return event
+    return (
+        np.concatenate([echo[0] - shift, event[0]]),
+        np.concatenate([echo[1], event[1]]).astype(event[1].dtype),
+        np.concatenate([echo[2], event[2]]),
+    )
+
+
+def _echo_event(
+    t: np.ndarray,
+    v: np.ndarray,
+    end: float,
+    cutoff: float,
+    spans: Sequence[tuple[float, float]],
+    max_tokens: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Tokens ``(time − cutoff, channel, value)`` of the observed cells in the ``spans``
+    ``(lo, hi]`` (before the look-back, see :func:`_spans`) at or before ``end``, the
+    nearest spans first, at most half of ``max_tokens`` cells; each cell once."""
+    most = None if max_tokens is None else max_tokens // 2
+    picked, held = [], 0
+    for lo, hi in spans:
+        a = np.searchsorted(t, lo, side="right")
+        b = np.searchsorted(t, min(hi, end), side="right")
+        cells = int(np.isfinite(v[a:b]).sum()) if b > a else 0
+        if not cells:
+            continue
+        if most is not None and held + cells > most:
+            break
+        picked.append(np.arange(a, b))
+        held += cells
+    rows = np.unique(np.concatenate(picked)) if picked else np.zeros(0, dtype=np.int64)
+    r, chans = np.nonzero(np.isfinite(v[rows]))
+    return t[rows][r] - cutoff, chans, v[rows][r, chans]
 
 
 def _with_last_row(
@@ -537,6 +623,13 @@ class WindowPlan:
         Share of training windows repeated with a gap (see the forecaster's parameter).
     calibration_fraction : float
         The last share of each series' span whose windows calibrate and do not train.
+    echoes : tuple of float, default=()
+        Whole seasonal cycles whose earlier observations every context holds (see
+        :func:`series_windows`).
+    calendar : tuple of (float, float), default=()
+        Calendar periods (time units) and the phase of time 0 in each (cycles, see
+        :meth:`~levy_sklearn._time_axis.TimeAxis.calendar`): every window's tokens then
+        carry the phase of its origin in each, as ``tokens["calendar"]`` ``(n, P)``.
 
     Examples
     --------
@@ -559,6 +652,19 @@ class WindowPlan:
     windows_per_series: int
     observation_dropout: float
     calibration_fraction: float
+    echoes: tuple[float, ...] = ()
+    calendar: tuple[tuple[float, float], ...] = ()
+
+    def with_calendar(self, windows: SeriesWindows) -> SeriesWindows:
+        """``windows`` whose tokens carry the phase of each window's origin in every
+        calendar period (unchanged without one)."""
+        if not self.calendar:
+            return windows
+        phases = np.stack(
+            [np.mod(phase + windows.origins / period, 1.0) for period, phase in self.calendar],
+            axis=1,
+        )
+        return windows._replace(tokens=windows.tokens | {"calendar": phases.astype(np.float32)})
 
     def cutoffs(
         self, times: np.ndarray, values: np.ndarray, start: float, stop: float
@@ -633,21 +739,24 @@ class WindowPlan:
             gaps.append(gap)
             keeps.append(keep)
             ends.append(split if part == "train" else np.inf)
-        return series_windows(
-            times,
-            values,
-            cutoffs,
-            context_length=self.context_span,
-            horizon=self.horizon_span,
-            target_end=ends,
-            normalization=self.normalization,
-            seasonal_period=self.seasonal_period,
-            max_tokens=self.max_tokens,
-            max_queries=self.max_targets,
-            context_gaps=gaps,
-            gap_keeps_last=keeps,
-            absent_levels=levels,
-            inputs=inputs,
+        return self.with_calendar(
+            series_windows(
+                times,
+                values,
+                cutoffs,
+                context_length=self.context_span,
+                horizon=self.horizon_span,
+                target_end=ends,
+                normalization=self.normalization,
+                seasonal_period=self.seasonal_period,
+                max_tokens=self.max_tokens,
+                max_queries=self.max_targets,
+                context_gaps=gaps,
+                gap_keeps_last=keeps,
+                absent_levels=levels,
+                inputs=inputs,
+                echoes=self.echoes,
+            )
         )
 
     def forecast_windows(
@@ -692,5 +801,6 @@ class WindowPlan:
             absent_levels=None if levels is None else [levels[i] for i in rows],
             inputs=None if inputs is None else [inputs[i] for i in rows],
             input_horizon=self.horizon_span,
+            echoes=self.echoes,
         )
-        return windows, where
+        return self.with_calendar(windows), where

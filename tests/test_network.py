@@ -280,3 +280,39 @@ def test_lags_read_the_hat_functions_of_the_horizons_around_each_query(n_horizon
     horizons = torch.arange(1, n_horizons + 1, dtype=torch.float32)
     expected = ((1 - (at - horizons).abs()).clamp(min=0) * by_query).sum(-1)
     torch.testing.assert_close(shift, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_seasonal_lags_read_the_value_a_cycle_before_each_query():
+    from levy_sklearn.network import LinearLags
+
+    lags = LinearLags(n_channels=1, n_targets=1, n_lags=2, n_horizons=3, seasonal_lags=[5.0])
+    with torch.no_grad():
+        lags.seasonal_weight[0, :, 0, 0] = 1.0  # the value 5 before the query
+        lags.seasonal_weight[0, :, 0, 1] = -0.5  # half the value 5 before the origin
+    times = torch.arange(-9.0, 1.0).unsqueeze(0)  # -9 ... 0
+    values = (10 * times).clone()
+    mask = torch.ones_like(times, dtype=torch.bool)
+    channels = torch.zeros_like(times, dtype=torch.long)
+    query = torch.tensor([[1.0, 2.0, 2.5]])
+    shift = lags(times, channels, values, mask, query, torch.zeros(1, 3, dtype=torch.long))
+    # 10·(τ − 5) − 0.5·10·(−5), the hat function interpolating at τ = 2.5.
+    expected = [10 * (q - 5) + 25 for q in (1.0, 2.0, 2.5)]
+    np.testing.assert_allclose(shift[0].detach().numpy(), expected, rtol=1e-6)
+
+
+def test_seasonal_lags_alone_build_an_autoregression_and_must_be_positive():
+    net = LevyNet(n_channels=1, n_targets=1, d_model=8, n_heads=2, seasonal_lags=[24.0])
+    assert net.lags is not None and net.lags.weight.shape[-1] == 0
+    with pytest.raises(ValueError, match="positive"):
+        LevyNet(n_channels=1, n_targets=1, d_model=8, n_heads=2, seasonal_lags=[0.0])
+    with pytest.raises(ValueError, match="positive"):
+        LevyNet(n_channels=1, n_targets=1, d_model=8, n_heads=2, calendar_periods=[-1.0])
+
+
+def test_calendar_encoding_is_the_same_a_whole_period_apart():
+    net = LevyNet(n_channels=1, n_targets=1, d_model=8, n_heads=2, calendar_periods=[24.0])
+    calendar = torch.tensor([[0.3]])
+    times = torch.tensor([[0.0, 24.0, 12.0]])
+    encoded = net.encode_time(times, calendar) - net.time_encoding(times)
+    torch.testing.assert_close(encoded[0, 0], encoded[0, 1], rtol=1e-5, atol=1e-5)
+    assert not torch.allclose(encoded[0, 0], encoded[0, 2])

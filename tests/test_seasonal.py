@@ -294,3 +294,114 @@ def test_a_season_longer_than_the_data_is_named_with_the_data_span():
     message = next(str(w.message) for w in record if "longest series" in str(w.message))
     assert "seasonal_period='7D'" in message and "7 days" in message
     assert "2 days 23:30:00" in message  # the data's span
+
+
+def test_several_seasons_at_once_the_longest_removable_is_removed():
+    y = _half_hourly(20)
+    forecaster = LevyForecaster(seasonal_period=["7D", "1D"], **FAST_SEASONAL).fit(y)
+    # A week's two periods (673 half-hours) exceed max_tokens=256: the day is removed,
+    # and both are the forecaster's seasons, longest first.
+    assert forecaster.seasonal_period_ == 48.0
+    assert forecaster.spec_.axis.seasons == (336.0, 48.0)
+    assert forecaster.context_span_ == 97.0  # two days and a step, as with "1D" alone
+    spans = LevyForecaster(seasonal_period=[pd.Timedelta("1D"), 336], **FAST_SEASONAL).fit(y)
+    assert spans.spec_.axis.seasons == (336.0, 48.0)
+
+
+def test_auto_gives_sub_daily_data_a_day_and_a_week_the_data_spans_twice():
+    long = LevyForecaster(**FAST_SEASONAL).fit(_half_hourly(15))
+    short = LevyForecaster(**FAST_SEASONAL).fit(_half_hourly(6))  # not two weeks
+    assert long.spec_.axis.seasons == (336.0, 48.0)
+    assert short.spec_.axis.seasons == (48.0,)
+    assert long.seasonal_period_ == short.seasonal_period_ == 48.0
+
+
+def test_a_listed_season_longer_than_the_data_is_named():
+    y = _half_hourly(5)
+    with pytest.warns(UserWarning, match="longest series of y spans") as record:
+        forecaster = LevyForecaster(seasonal_period=["1D", "7D"], **FAST_SEASONAL).fit(y)
+    messages = [str(w.message) for w in record if "longest series" in str(w.message)]
+    assert len(messages) == 1  # the week, not the day
+    assert "holds a season of 336 time units" in messages[0]
+    assert forecaster.seasonal_period_ == 48.0
+
+
+def test_an_empty_list_of_seasons_is_refused_with_the_fix():
+    with pytest.raises(ValueError, match="seasonal_period=None"):
+        LevyForecaster(seasonal_period=[], **FAST_SEASONAL).fit(_half_hourly(3))
+
+
+def test_echo_tokens_are_the_forecast_span_a_cycle_back_at_their_true_times():
+    t = np.arange(100.0)
+    t = t[(t < 40) | (t > 42)]  # a gap where one echo would fall
+    v = (1000 + t)[:, None]
+    w = series_windows(
+        [t],
+        [v],
+        [np.array([80.0])],
+        context_length=5,
+        horizon=3,
+        echoes=[20.0, 38.0],
+        normalization="last",
+    )
+    times = np.sort(w.tokens["times"][0][w.tokens["mask"][0]])
+    # The look-back (75, 80]; the span (80, 83] shifted back by 20 and by 38, a unit wider
+    # on each side: (59, 64] and (41, 46], less the gap (40, 42] and the look-back.
+    expected = np.array([43, 44, 45, 46, 60, 61, 62, 63, 64, 76, 77, 78, 79, 80]) - 80.0
+    np.testing.assert_array_equal(times, expected)
+    # Each token keeps its own value, measured from the last one (normalization="last").
+    values = w.tokens["values"][0][w.tokens["mask"][0]] * w.query_scale[0, 0]
+    order = np.argsort(w.tokens["times"][0][w.tokens["mask"][0]])
+    np.testing.assert_allclose(values[order], expected, atol=1e-4)
+
+
+def test_echo_tokens_take_at_most_half_of_max_tokens_the_nearest_first():
+    t = np.arange(200.0)
+    v = t[:, None]
+    w = series_windows(
+        [t],
+        [v],
+        [np.array([150.0])],
+        context_length=40,
+        horizon=3,
+        echoes=[50.0, 100.0],
+        max_tokens=12,
+    )
+    times = np.sort(w.tokens["times"][0][w.tokens["mask"][0]]) + 150.0
+    # The nearer echo (99, 104] has 5 cells, within half of 12; the farther one would
+    # exceed it. The look-back keeps its latest 12 - 5.
+    np.testing.assert_array_equal(
+        times, [100, 101, 102, 103, 104, 144, 145, 146, 147, 148, 149, 150]
+    )
+
+
+def test_calendar_phases_are_the_time_of_day_and_week_of_each_window_origin():
+    y = _half_hourly(8)
+    forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
+    assert forecaster.net_.module_.calendar_periods == (48.0, 336.0)
+    plan = forecaster.spec_.plan()
+    t = forecaster.spec_.axis.times(y.index)
+    windows = plan.windows([t], [y.to_numpy()[:, None]], "train", seed=0)
+    stamps = y.index[np.searchsorted(t, windows.origins)]
+    day = (stamps.hour * 60 + stamps.minute) / 1440.0
+    week = (stamps.dayofweek + day) / 7.0
+    np.testing.assert_allclose(windows.tokens["calendar"][:, 0], day, atol=1e-6)
+    np.testing.assert_allclose(windows.tokens["calendar"][:, 1], week, atol=1e-6)
+
+
+def test_daily_and_monthly_series_get_no_calendar_and_no_echoes():
+    monthly = pd.Series(np.arange(60.0), pd.period_range("2000-01", periods=60, freq="M"))
+    daily = pd.Series(np.arange(60.0), pd.date_range("2000", periods=60, freq="D"))
+    for y in (monthly, daily):
+        forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
+        assert forecaster.spec_.axis.calendar() == ()
+        assert forecaster.spec_.echoes() == ()
+        assert forecaster.net_.module_.calendar_encoding is None
+
+
+def test_max_tokens_too_few_for_an_earlier_cycle_is_named_with_what_to_set():
+    y = _half_hourly(15)
+    with pytest.warns(UserWarning, match="windows see no earlier cycle") as record:
+        LevyForecaster(max_tokens=60, max_horizon=48, **FAST_SEASONAL).fit(y)
+    message = next(str(w.message) for w in record if "earlier cycle" in str(w.message))
+    assert "max_tokens=60" in message and "max_tokens=100" in message

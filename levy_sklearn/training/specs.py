@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["RECIPES", "NetworkSpec", "TrainingSpec"]
 
@@ -42,6 +42,9 @@ class NetworkSpec:
     n_lags, n_lag_horizons : int, default=0, 1
         Order and horizons of the linear autoregression added to the mean (``0`` lags:
         none). See :class:`~levy_sklearn.network.LevyNet` for each.
+    seasonal_lags, calendar_periods : list of float, default=[]
+        Seasonal cycles the autoregression reads, and calendar periods in the time
+        encoding (see :class:`~levy_sklearn.network.LevyNet`).
 
     Examples
     --------
@@ -68,6 +71,9 @@ class NetworkSpec:
     value_embedding: str = "linear"
     n_lags: int = 0
     n_lag_horizons: int = 1
+    # Lists, as a model file's JSON holds them (a spec is saved as its fields).
+    seasonal_lags: list[float] = field(default_factory=list)
+    calendar_periods: list[float] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
