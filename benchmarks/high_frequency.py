@@ -36,15 +36,15 @@ Methods, all on the same origins:
   time.
 * StatsForecast, refitted at every origin on a trailing window: ``MSTL(season_length=[day,
   week], trend_forecaster=AutoETS(model="ZZN"))`` on the last 8 weeks (taylor: 2,688 of its
-  3,072 points before the first report origin), ``AutoETS(season_length=day)`` on the last
-  4 weeks, ``AutoARIMA(season_length=day, approximation=True)`` on the last 384 points (8
-  days of taylor, 16 of weather, 2.3 business days of bank_calls). The windows keep a
-  ``--full`` run near 15 minutes: on bank_calls' whole history one MSTL fit took 25 CPU s
-  (4 weeks: 3.5 s; AutoETS 7.3 s), and AutoARIMA's seasonal search with a season of 48 took
-  over 4 minutes on 384 points without the approximation. statsforecast's ETS has no season
-  longer than 24, so its AutoETS is non-seasonal on the half-hourly and five-minute series
-  (taylor: ETS(A,Ad,N)). Their quantiles come from their prediction intervals at levels 10,
-  20, …, 90 and 95 % (the median is the mean).
+  3,072 points before the first report origin), ``AutoETS(season_length=day)`` on the last 2
+  weeks, ``AutoARIMA(season_length=day, approximation=True)`` on the last 384 points (8 days
+  of taylor, 16 of weather, 2.3 business days of bank_calls). The windows keep a ``--full``
+  run near 15 minutes: on bank_calls' whole history one MSTL fit took 25 CPU s (4 weeks: 3.5
+  s; AutoETS on 4 weeks 7.3 s), and AutoARIMA's seasonal search with a season of 48 took over
+  4 minutes on 384 points without the approximation. statsforecast's ETS has no season longer
+  than 24, so its AutoETS is non-seasonal on the half-hourly and five-minute series (taylor:
+  ETS(A,Ad,N)). Their quantiles come from their prediction intervals at levels 10, 20, …, 90
+  and 95 % (the median is the mean).
 * Seasonal naive, daily and weekly: the value a season before, with the empirical quantiles of
   the seasonal differences seen before the origin.
 * ``HistGradientBoostingRegressor(loss="quantile")`` per quantile level, fitted once at the
@@ -72,8 +72,10 @@ gradient boosting on 10,000 rows, ``--full``
 every origin (about 15 minutes on one core); ``--ablation`` runs the ablation splits instead
 of the reported ones (its report and CSV carry ``_ablation`` in their names);
 ``--levy-params '{"max_epochs": 5}'`` overrides LevyForecaster's constructor arguments;
-``--tasks`` and ``--methods`` select a subset. One command writes
-``results/high_frequency[_ablation][_quick].{md,csv}`` (``--results DIR`` elsewhere).
+``--tasks`` and ``--methods`` select a subset, whose rows replace theirs in the CSV (the others
+are kept; every row records its commit and LevyForecaster's overrides). One command writes
+``results/high_frequency[_ablation][_quick].{md,csv}`` (``--results DIR`` elsewhere), the CSV
+row by row as the run goes; ``--report`` rebuilds the report from the CSV alone.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._common import RESULTS, short_commit, stamp, write_report
+from ._common import RESULTS, library_edited, short_commit, stamp, write_report
 
 #: Quantile levels every method forecasts: the 19 of the CRPS and the 95 % interval's ends.
 CRPS_LEVELS = np.round(np.arange(1, 20) * 0.05, 2)
@@ -100,7 +102,7 @@ LEVELS = np.concatenate([[0.025], CRPS_LEVELS, [0.975]])
 COVERAGES = (0.5, 0.8, 0.9, 0.95)
 N_ORIGINS, QUICK_ORIGINS = 20, 2
 #: The statsforecast peers' trailing windows (see the docstring): weeks, and AutoARIMA's points.
-MSTL_WEEKS, ETS_WEEKS, ARIMA_POINTS = 8, 4, 384
+MSTL_WEEKS, ETS_WEEKS, ARIMA_POINTS = 8, 2, 384
 #: HistGradientBoosting's training rows (--full, --quick).
 HGB_ROWS, QUICK_HGB_ROWS = 50_000, 10_000
 LEVY = "LevyForecaster"
@@ -530,7 +532,8 @@ def report(frame: pd.DataFrame, command: str, quick: bool, ablation: bool) -> st
         "and gradient boosting",
         "",
         f"Produced by `benchmarks/high_frequency.py` ({stamp(short_commit())}), {mode}, "
-        f"{split}: `{command}`. The protocol, splits and peers are in the script's docstring; "
+        f"{split}: `{command}` (a row kept from an earlier run of other tasks or methods "
+        "shows its own commit). The protocol, splits and peers are in the script's docstring; "
         "CRPS is twice the mean pinball loss over the levels 0.05, …, 0.95 for every method; "
         "CPU is `time.process_time` around fits, updates and predictions, summed over origins.",
         "",
@@ -552,9 +555,10 @@ def main() -> None:
     global RESULTS  # --results redirects every output
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="3 origins a task (the default)")
+    mode.add_argument("--quick", action="store_true", help="2 origins a task (the default)")
     mode.add_argument("--full", action="store_true", help="every origin")
     parser.add_argument("--ablation", action="store_true", help="the ablation splits")
+    parser.add_argument("--report", action="store_true", help="rebuild the report, run nothing")
     parser.add_argument("--levy-params", default="{}", help="LevyForecaster kwargs, as JSON")
     parser.add_argument("--tasks", default=",".join(TASKS), help="comma-separated tasks")
     parser.add_argument("--methods", default=",".join([LEVY, *PEERS]), help="comma-separated")
@@ -569,8 +573,10 @@ def main() -> None:
         parser.error(f"--tasks: unknown {unknown}; use {', '.join(TASKS)}.")
     # statsforecast's and sktime's warnings (convergence, remember_data) would drown the log.
     warnings.simplefilter("ignore")
-    rows = []
-    for name in tasks:
+    stem = "high_frequency" + ("_ablation" if args.ablation else "") + ("_quick" if quick else "")
+    path = RESULTS / f"{stem}.csv"
+    commit = short_commit() + ("+" if library_edited() else "")
+    for name in [] if args.report else tasks:
         task = TASKS[name](args.ablation)
         if quick:
             task.origins = task.origins[:QUICK_ORIGINS]
@@ -578,19 +584,35 @@ def main() -> None:
         for method in args.methods.split(","):
             point, quant, cpu = run_method(task, method, levy_params, quick)
             row = {"task": task.name, "method": method, **scores(y, point, quant)}
-            row.update({"cpu_s": cpu, "origins": len(task.origins)})
-            rows.append(row)
+            row.update({"cpu_s": cpu, "origins": len(task.origins), "commit": commit})
+            row["levy_params"] = json.dumps(levy_params) if method == LEVY else ""
             print(
                 f"{task.name:18s} {method:20s} MAE {row['mae']:10.3f} CRPS {row['crps']:10.3f} "
                 f"cov90 {row['cov90']:.3f} CPU {cpu:7.1f} s",
                 flush=True,
             )
-    frame = pd.DataFrame(rows)
-    stem = "high_frequency" + ("_ablation" if args.ablation else "") + ("_quick" if quick else "")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    frame.round(6).to_csv(RESULTS / f"{stem}.csv", index=False)
+            merge_row(path, row)  # each row as it comes: a stopped run keeps what it measured
     command = "python -m benchmarks.high_frequency " + " ".join(map(shlex.quote, sys.argv[1:]))
+    frame = pd.read_csv(path, keep_default_na=False)
     write_report(report(frame, command, quick, args.ablation), RESULTS / f"{stem}.md")
+
+
+def merge_row(path: Path, row: dict) -> None:
+    """Write ``row`` into the CSV at ``path``, replacing the row of its task and method (the
+    rows of tasks and methods not re-run are kept), in task then method order."""
+    frame = pd.DataFrame([row])
+    if path.exists():
+        old = pd.read_csv(path, keep_default_na=False)
+        old = old[~((old.task == row["task"]) & (old.method == row["method"]))]
+        frame = pd.concat([old, frame], ignore_index=True)
+    order = {m: i for i, m in enumerate([LEVY, *PEERS])}
+    frame = frame.sort_values(
+        ["task", "method"],
+        key=lambda col: col.map(order) if col.name == "method" else col,
+        kind="stable",
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.round(6).to_csv(path, index=False)
 
 
 if __name__ == "__main__":

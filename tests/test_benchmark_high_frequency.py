@@ -103,3 +103,18 @@ def test_weather_splits_report_december_temperature_and_ablate_june_dew_point():
     assert june[0] == pd.Timestamp("2013-06-11") and june[-1] == pd.Timestamp("2013-06-30")
     panel = report.levy_y(0, 48)  # what LevyForecaster gets: a pd-multiindex panel
     assert panel.index.names == ["series", "time"] and panel.shape == (3 * 48, 1)
+
+
+def test_a_rerun_row_replaces_its_task_and_method_and_keeps_the_others(tmp_path):
+    path = tmp_path / "high_frequency.csv"
+    row = {"mae": 1.0, "crps": 1.0, "commit": "a", "levy_params": ""}
+    hf.merge_row(path, {"task": "taylor", "method": "MSTL", **row})
+    hf.merge_row(path, {"task": "taylor", "method": hf.LEVY, **row})
+    hf.merge_row(path, {"task": "bank_calls day", "method": "MSTL", **row})
+    hf.merge_row(path, {"task": "taylor", "method": hf.LEVY, **row, "mae": 2.0, "commit": "b"})
+    frame = pd.read_csv(path, keep_default_na=False)
+    assert list(zip(frame.task, frame.method, frame.mae, frame.commit, strict=True)) == [
+        ("bank_calls day", "MSTL", 1.0, "a"),
+        ("taylor", hf.LEVY, 2.0, "b"),
+        ("taylor", "MSTL", 1.0, "a"),
+    ]
