@@ -39,7 +39,7 @@ Methods, all on the same origins:
   3,072 points before the first report origin), ``AutoETS(season_length=day)`` on the last 2
   weeks, ``AutoARIMA(season_length=day, approximation=True)`` on the last 384 points (8 days
   of taylor, 16 of weather, 2.3 business days of bank_calls). The windows keep a ``--full``
-  run near 15 minutes: on bank_calls' whole history one MSTL fit took 25 CPU s (4 weeks: 3.5
+  run feasible: on bank_calls' whole history one MSTL fit took 25 CPU s (4 weeks: 3.5
   s; AutoETS on 4 weeks 7.3 s), and AutoARIMA's seasonal search with a season of 48 took over
   4 minutes on 384 points without the approximation. statsforecast's ETS has no season longer
   than 24, so its AutoETS is non-seasonal on the half-hourly and five-minute series (taylor:
@@ -67,15 +67,17 @@ The peers need statsforecast, so this benchmark runs in the ``peers`` environmen
     python -m venv peers && peers/bin/pip install -e '.[peers]'
     OMP_NUM_THREADS=1 peers/bin/python -m benchmarks.high_frequency --full
 
-``--quick`` (the default; under 3 minutes) runs the first 2 origins of each task and
-gradient boosting on 10,000 rows, ``--full``
-every origin (about 15 minutes on one core); ``--ablation`` runs the ablation splits instead
-of the reported ones (its report and CSV carry ``_ablation`` in their names);
-``--levy-params '{"max_epochs": 5}'`` overrides LevyForecaster's constructor arguments;
-``--tasks`` and ``--methods`` select a subset, whose rows replace theirs in the CSV (the others
-are kept; every row records its commit and LevyForecaster's overrides). One command writes
-``results/high_frequency[_ablation][_quick].{md,csv}`` (``--results DIR`` elsewhere), the CSV
-row by row as the run goes; ``--report`` rebuilds the report from the CSV alone.
+``--quick`` (the default; about 2 CPU minutes without AutoARIMA) runs the first 2 origins of
+each task and gradient boosting on 10,000 rows, ``--full`` every origin (about 10 CPU minutes
+without AutoARIMA, whose seasonal search varies by origin: 3 s on the first taylor origin,
+over 8 CPU minutes on taylor's 20; ``--methods`` leaves it out); ``--ablation`` runs the
+ablation splits instead of the reported ones (its report and CSV carry ``_ablation`` in their
+names); ``--levy-params '{"max_epochs": 5}'`` overrides LevyForecaster's constructor
+arguments; ``--tasks`` and ``--methods`` select a subset, whose rows replace theirs in the CSV
+(the others are kept; every row records its commit and LevyForecaster's overrides). One
+command writes ``results/high_frequency[_ablation][_quick].{md,csv}`` (``--results DIR``
+elsewhere), the CSV row by row as the run goes; ``--report`` rebuilds the report from the CSV
+alone.
 """
 
 from __future__ import annotations
