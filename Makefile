@@ -79,6 +79,7 @@ benchmarks-full: benchmarks
 benchmarks-peers:
 	OMP_NUM_THREADS=1 $(PEERS_VENV)/bin/python -m benchmarks.forecasters --full
 	OMP_NUM_THREADS=1 $(PEERS_VENV)/bin/python -m benchmarks.fold_coverage
+	OMP_NUM_THREADS=1 $(PEERS_VENV)/bin/python -m benchmarks.high_frequency --full
 	OMP_NUM_THREADS=1 $(PEERS_VENV)/bin/python -m benchmarks.forecaster_ablation
 	OMP_NUM_THREADS=1 $(PEERS_VENV)/bin/python -m benchmarks.competitions --methods levy peers --seeds 0 1 2 --force
 	OMP_NUM_THREADS=1 $(PEERS_VENV)/bin/python -m benchmarks.competitions --sktime --report --force
