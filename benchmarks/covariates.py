@@ -78,6 +78,7 @@ import numpy as np
 import pandas as pd
 import torch
 from sklearn.ensemble import HistGradientBoostingRegressor
+from sktime.forecasting.base import ForecastingHorizon
 
 from levy_sklearn import LevyForecaster
 from levy_sklearn.datasets import (
@@ -231,7 +232,7 @@ def load_problem(name: str, quick: bool, seed: int = 0) -> Problem:
             cho = s.X[:, 0] > 0
             starts = np.flatnonzero(cho[1:] & ~cho[:-1]) + 1
             meal_origins[i] = [o - 1 for o in starts if s.t[o - 1] >= 24 * 60]
-        stride = 6 if quick else 2  # training origins: every stride-th reading
+        stride = 6 if quick else 3  # training origins: every stride-th reading
         train_origins = {i: range(24, len(s.t), stride) for i, s in enumerate(train)}
         return Problem(
             name, "glucose", cov, cov, train, test,
@@ -281,7 +282,7 @@ def load_problem(name: str, quick: bool, seed: int = 0) -> Problem:
         start = len(frame) - n_test
         origins = range(start - 1, len(frame) - 7, 28 if quick else 7)
         steps = {f"{k} d": k for k in range(1, 8)}
-        train_origins = range(28, start - 7, 3 if quick else 1)
+        train_origins = range(28, start - 7, 6 if quick else 2)
         return Problem(
             name, "ridership", cov, cov, [s], [s],
             lead_tasks([s], {0: origins}, steps), lead_tasks([s], {0: train_origins}, steps),
@@ -475,7 +476,8 @@ def levy_quantiles(p: Problem, with_x: bool, params: dict, seed: int) -> tuple[n
             if p.regular:
                 fh = (targets - origin).tolist()
             else:
-                fh = y.index[targets]  # absolute times: the subjects' own spacing
+                # Absolute times: sktime reads a bare TimedeltaIndex as leads.
+                fh = ForecastingHorizon(y.index[targets], is_relative=False)
             plan = None
             if with_x and p.known_ahead:
                 plan = X.iloc[origin + 1 : targets.max() + 1]
