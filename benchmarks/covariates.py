@@ -78,7 +78,6 @@ import numpy as np
 import pandas as pd
 import torch
 from sklearn.ensemble import HistGradientBoostingRegressor
-from sktime.forecasting.base import ForecastingHorizon
 
 from levy_sklearn import LevyForecaster
 from levy_sklearn.datasets import (
@@ -476,12 +475,14 @@ def levy_quantiles(p: Problem, with_x: bool, params: dict, seed: int) -> tuple[n
             if p.regular:
                 fh = (targets - origin).tolist()
             else:
-                # Absolute times: sktime reads a bare TimedeltaIndex as leads.
-                fh = ForecastingHorizon(y.index[targets], is_relative=False)
+                # Leads from the cutoff (sktime reads a TimedeltaIndex fh as leads).
+                fh = y.index[targets] - y.index[origin]
             plan = None
             if with_x and p.known_ahead:
                 plan = X.iloc[origin + 1 : targets.max() + 1]
             q = forecaster.predict_quantiles(fh=fh, X=plan, alpha=LEVELS.tolist())
+            if not q.index.equals(y.index[targets]):
+                raise RuntimeError(f"forecast times {q.index} are not the targets'")
             out[sel.to_numpy()] = q.to_numpy(float)
     seconds["forecast_s"] = time.perf_counter() - t_forecast
     return sorted_quantiles(out), seconds
