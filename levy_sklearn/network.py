@@ -462,6 +462,11 @@ class LevyNet(nn.Module):
         into the time encoding, where ``φ_p`` is the phase of the window's origin given as
         ``calendar`` to :meth:`forward`. Tokens at the same time of day (or week) then share
         these features whatever their distance, as do a forecast time and its echoes.
+    calendar_harmonics : int, default=1
+        Harmonics ``k = 1 … K`` of each calendar phase in that encoding (``sin`` and ``cos``
+        of ``2πk (φ_p + t / P_p)``), at most ``⌊P_p / 2⌋`` of a period (higher ones alias
+        onto lower ones at whole time units): the first alone gives a smooth day, more
+        resolve its sharp shape and, of a week, its weekend.
 
     Examples
     --------
@@ -500,6 +505,7 @@ class LevyNet(nn.Module):
         n_lag_horizons: int = 1,
         seasonal_lags: Sequence[float] = (),
         calendar_periods: Sequence[float] = (),
+        calendar_harmonics: int = 1,
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
@@ -583,9 +589,22 @@ class LevyNet(nn.Module):
         self.calendar_periods = tuple(float(p) for p in calendar_periods)
         if any(not p > 0 for p in self.calendar_periods):
             raise ValueError(f"calendar_periods={calendar_periods!r} must all be positive.")
+        if not (isinstance(calendar_harmonics, int) and calendar_harmonics >= 1):
+            raise ValueError(
+                f"calendar_harmonics={calendar_harmonics!r} must be an integer >= 1 (1: the "
+                "phase's sine and cosine alone)."
+            )
+        self.calendar_harmonics = calendar_harmonics
+        # (period, harmonic) of each calendar feature: at most ⌊P/2⌋ harmonics of a period P,
+        # as higher ones alias onto lower ones at whole time units.
+        self._calendar_terms = [
+            (i, k)
+            for i, p in enumerate(self.calendar_periods)
+            for k in range(1, min(calendar_harmonics, max(int(p // 2), 1)) + 1)
+        ]
         # Built last, so that without it every other parameter starts where it did.
         self.calendar_encoding = (
-            nn.Linear(2 * len(self.calendar_periods), d_model) if self.calendar_periods else None
+            nn.Linear(2 * len(self._calendar_terms), d_model) if self.calendar_periods else None
         )
         # The output layer's readout, chosen once: the Lévy layer's closed-form moments, or the
         # softmax twin's attention output and variance head.
@@ -624,6 +643,8 @@ class LevyNet(nn.Module):
         periods = torch.tensor(self.calendar_periods, dtype=times.dtype, device=times.device)
         phase = calendar.to(times.dtype).unsqueeze(1) + times.unsqueeze(-1) / periods
         angle = 2 * math.pi * torch.remainder(phase, 1.0)  # (B, L, P)
+        period, k = torch.tensor(self._calendar_terms, device=times.device).T
+        angle = angle[..., period] * k.to(times.dtype)  # (B, L, F), each period's harmonics
         return encoded + self.calendar_encoding(torch.cat([angle.sin(), angle.cos()], dim=-1))
 
     def embed(

@@ -309,6 +309,34 @@ def test_seasonal_lags_alone_build_an_autoregression_and_must_be_positive():
         LevyNet(n_channels=1, n_targets=1, d_model=8, n_heads=2, calendar_periods=[-1.0])
 
 
+def test_calendar_encoding_holds_harmonics_of_each_phase():
+    # Independent reference: the features are sin and cos of 2πk·φ for k = 1..K of each
+    # period's phase φ, mapped by the calendar layer's weights.
+    net = LevyNet(
+        n_channels=1,
+        n_targets=1,
+        d_model=8,
+        n_heads=2,
+        calendar_periods=[24.0, 168.0],
+        calendar_harmonics=3,
+    )
+    layer = net.calendar_encoding
+    assert layer.in_features == 2 * 3 * 2
+    calendar = torch.tensor([[0.25, 0.5]])
+    times = torch.tensor([[0.0, 6.0, 30.0]])
+    encoded = net.encode_time(times, calendar) - net.time_encoding(times)
+    phase = np.array([[0.25, 0.5], [0.5, 0.5 + 6 / 168], [0.5, 0.5 + 30 / 168]])  # (L, P)
+    angle = 2 * np.pi * phase[:, :, None] * np.arange(1, 4)  # (L, P, K)
+    features = np.concatenate([np.sin(angle), np.cos(angle)], axis=1).reshape(3, -1)
+    expected = features @ layer.weight.detach().numpy().T + layer.bias.detach().numpy()
+    np.testing.assert_allclose(encoded[0].detach().numpy(), expected, rtol=1e-4, atol=1e-5)
+    # A period of 5 time units holds two harmonics: the third aliases onto the second.
+    short = LevyNet(n_channels=1, n_targets=1, calendar_periods=[24.0, 5.0], calendar_harmonics=3)
+    assert short.calendar_encoding.in_features == 2 * (3 + 2)
+    with pytest.raises(ValueError, match="calendar_harmonics"):
+        LevyNet(n_channels=1, n_targets=1, calendar_periods=[24.0], calendar_harmonics=0)
+
+
 def test_calendar_encoding_is_the_same_a_whole_period_apart():
     net = LevyNet(n_channels=1, n_targets=1, d_model=8, n_heads=2, calendar_periods=[24.0])
     calendar = torch.tensor([[0.3]])

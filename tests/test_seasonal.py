@@ -1,5 +1,6 @@
 """Seasonal windows (``seasonal_period``) against seasons and frequencies written by hand."""
 
+import io
 import warnings
 
 import numpy as np
@@ -7,6 +8,7 @@ import pandas as pd
 import pytest
 
 from levy_sklearn.forecaster import LevyForecaster
+from levy_sklearn.serialization import load, save
 from levy_sklearn.windows import infer_seasonal_period, series_windows
 
 # One year of monthly effects (mean 0, with an alternating part) on a line.
@@ -387,6 +389,22 @@ def test_calendar_phases_are_the_time_of_day_and_week_of_each_window_origin():
     week = (stamps.dayofweek + day) / 7.0
     np.testing.assert_allclose(windows.tokens["calendar"][:, 0], day, atol=1e-6)
     np.testing.assert_allclose(windows.tokens["calendar"][:, 1], week, atol=1e-6)
+
+
+def test_calendar_encoding_of_half_hourly_data_resolves_a_day_and_survives_a_round_trip():
+    # Every harmonic a day of 48 half-hours can hold (24), of the day and of the week: the
+    # first harmonic alone gives a smooth day and cannot tell a weekend from a weekday.
+    y = _half_hourly(8)
+    forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
+    module = forecaster.net_.module_
+    assert module.calendar_harmonics == 24
+    assert module.calendar_encoding.in_features == 2 * 24 * 2
+    buffer = io.BytesIO()
+    save(forecaster, buffer)
+    buffer.seek(0)
+    loaded = load(buffer)
+    fh = np.arange(1, 49)
+    np.testing.assert_array_equal(loaded.predict(fh).to_numpy(), forecaster.predict(fh).to_numpy())
 
 
 def test_daily_and_monthly_series_get_no_calendar_and_no_echoes():

@@ -45,6 +45,8 @@ class NetworkSpec:
     seasonal_lags, calendar_periods : list of float, default=[]
         Seasonal cycles the autoregression reads, and calendar periods in the time
         encoding (see :class:`~levy_sklearn.network.LevyNet`).
+    calendar_harmonics : int, default=1
+        Harmonics of each calendar phase in the time encoding.
 
     Examples
     --------
@@ -74,6 +76,7 @@ class NetworkSpec:
     # Lists, as a model file's JSON holds them (a spec is saved as its fields).
     seasonal_lags: list[float] = field(default_factory=list)
     calendar_periods: list[float] = field(default_factory=list)
+    calendar_harmonics: int = 1
 
 
 @dataclass(frozen=True)
