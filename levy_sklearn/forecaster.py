@@ -154,7 +154,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         context holds removed, longer ones reached as earlier cycles; ``None`` or 1: none);
         one no window can see warns with what to set.
     max_tokens : int, default=256
-        At most this many context tokens per window (the latest).
+        At most this many context tokens of ``y`` per window (the latest), and as many of
+        ``X`` (the known-ahead ones first, see the covariates guide).
     windows_per_series : int, default=512
         At most this many training windows per series (evenly spaced cutoffs, latest kept).
     max_targets : int or "auto", default="auto"

@@ -175,15 +175,15 @@ def _input_tokens(
     ahead: float,
     max_tokens: int | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Tokens ``(time − cutoff, input channel, value)`` of a window's inputs: each observed
-    cell of a time-varying channel in ``(end − length, end]`` (the latest ``max_tokens``),
-    and of a known-ahead one also in ``(end, cutoff + ahead]`` (the earliest
-    ``max_tokens``). A past-only channel is never read after ``end``: what a forecast from
-    the cutoff could not have seen."""
+    """Tokens ``(time − cutoff, input channel, value)`` of a window's inputs, at most
+    ``max_tokens`` in all: each observed cell of a known-ahead channel in ``(end, cutoff +
+    ahead]`` (the earliest first), then, with what these leave, each observed cell of a
+    time-varying channel in ``(end − length, end]`` (the latest first). A past-only
+    channel is never read after ``end``: what a forecast from the cutoff could not have
+    seen. One budget for all inputs, nearest the forecast's span first: a window of many
+    columns would otherwise hold up to twice ``max_tokens`` input tokens beside ``y``'s,
+    whose few tokens the attention then has to find among them, at a quadratic cost."""
     varying = np.isnan(inputs.static)
-    past = _context(
-        inputs.times, np.where(varying, inputs.values, np.nan), end, cutoff, length, max_tokens
-    )
     planned = np.where(varying & inputs.known, inputs.values, np.nan)
     lo = np.searchsorted(inputs.times, end, side="right")
     hi = np.searchsorted(inputs.times, cutoff + ahead, side="right")
@@ -192,6 +192,10 @@ def _input_tokens(
     if max_tokens is not None and rows.size > max_tokens:
         keep = np.argsort(later[0], kind="stable")[:max_tokens]
         later = tuple(x[keep] for x in later)
+    left = None if max_tokens is None else max_tokens - later[0].size
+    past = _context(
+        inputs.times, np.where(varying, inputs.values, np.nan), end, cutoff, length, left
+    )
     return tuple(np.concatenate([p, q]) for p, q in zip(past, later, strict=True))
 
 
@@ -295,7 +299,8 @@ def series_windows(
     normalization : {"mean", "trend", "last", "none"}, default="mean"
         Instance normalisation of each window.
     max_tokens : int, optional
-        Keep at most this many context tokens per window, the latest.
+        Keep at most this many context tokens per window, the latest, and as many input
+        tokens (known-ahead ones first, the earliest; then past ones, the latest).
     max_queries : int, optional
         Keep at most this many target rows per training window (evenly spaced).
     min_scale : float, default=0.05
@@ -477,7 +482,7 @@ def _context(
     tt = t[lo:last][rows] - cutoff
     vv = ctx[rows, chans]
     if max_tokens is not None and tt.size > max_tokens:
-        keep = np.argsort(tt, kind="stable")[-max_tokens:]
+        keep = np.argsort(tt, kind="stable")[tt.size - max_tokens :]
         tt, chans, vv = tt[keep], chans[keep], vv[keep]
     return tt, chans, vv
 

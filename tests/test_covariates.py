@@ -197,3 +197,28 @@ def test_windows_read_past_only_inputs_to_the_cutoff_and_known_ahead_ones_beyond
     mine = w.tokens["mask"][0] & (w.tokens["channels"][0] == 1)
     assert w.tokens["values"][0][mine].tolist() == [7.0]  # a trait: one token per window
     assert (w.tokens["query_channels"][w.query_valid] == 0).all()  # inputs are never queried
+
+
+@pytest.mark.parametrize(
+    ("max_tokens", "expected"),
+    [
+        # The plan up to the horizon first, then the latest past cells with what it leaves.
+        (8, [109.0, 110.0, 111.0, 112.0, 113.0, 114.0, 209.0, 210.0]),
+        (3, [111.0, 112.0, 113.0]),  # a plan longer than the budget: its earliest cells
+        (None, [*np.arange(101.0, 115.0), *np.arange(201.0, 211.0)]),
+    ],
+)
+def test_all_input_tokens_of_a_window_share_one_max_tokens_budget(max_tokens, expected):
+    t, v = np.arange(20.0), np.zeros((20, 1))
+    # Values name the column (100s: known ahead, 200s: past only) and the time.
+    x = np.column_stack([100 + t, 200 + t])
+    inputs = InputSeries(t, x, known=np.array([True, False]), static=np.full(2, np.nan))
+    w = series_windows(
+        [t], [v], [np.array([10.0])], context_length=10, horizon=4, inputs=[inputs],
+        max_tokens=max_tokens,
+    )  # fmt: skip
+    real = w.tokens["mask"][0]
+    mine = real & (w.tokens["channels"][0] >= 1)
+    assert sorted(w.tokens["values"][0][mine].tolist()) == expected
+    # y's look-back keeps a budget of its own: its latest max_tokens cells.
+    assert (real & (w.tokens["channels"][0] == 0)).sum() == min(10, max_tokens or 10)
