@@ -1,5 +1,6 @@
 """What the benchmark scripts share: where reports go, the commit and machine they record,
-writing a report, and the classical forecasters that serve as peers.
+writing a report, the classical forecasters that serve as peers, and the scoring of quantile
+forecasts that the probabilistic benchmarks share.
 
 Nothing here changes what a report says; each script still composes its own text. The
 hand-kept ``results/*_notes.md`` files are never written here or by any script.
@@ -20,6 +21,34 @@ import pandas as pd
 #: The folder every report, CSV and figure is written to.
 RESULTS = Path(__file__).resolve().parent / "results"
 GIB = 2.0**30
+
+
+# --------------------------------------------------------------------------- quantile scores
+#: Quantile levels every method forecasts where quantiles are scored: the 19 of the CRPS and
+#: the 95 % interval's ends.
+CRPS_LEVELS = np.round(np.arange(1, 20) * 0.05, 2)
+LEVELS = np.concatenate([[0.025], CRPS_LEVELS, [0.975]])
+#: Central intervals whose coverage is reported.
+COVERAGES = (0.5, 0.8, 0.9, 0.95)
+
+
+def pinball(y: np.ndarray, q: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Pinball loss of the quantiles ``q`` at ``levels`` (``q`` has one more, last, axis
+    than ``y``): an array of ``q``'s shape."""
+    diff = np.asarray(y, float)[..., None] - np.asarray(q, float)
+    return np.maximum(levels * diff, (levels - 1) * diff)
+
+
+def interval_coverage(
+    y: np.ndarray, q: np.ndarray, coverage: float, levels: np.ndarray = LEVELS
+) -> float:
+    """Share of the finite values of ``y`` inside the central ``coverage`` interval of the
+    quantiles ``q`` at ``levels`` (last axis)."""
+    lo = int(np.argmin(np.abs(levels - (1 - coverage) / 2)))
+    hi = int(np.argmin(np.abs(levels - (1 + coverage) / 2)))
+    y = np.asarray(y, float)
+    inside = (q[..., lo] <= y) & (y <= q[..., hi])
+    return float(inside[np.isfinite(y)].mean())
 
 
 # --------------------------------------------------------------------------- provenance

@@ -90,12 +90,18 @@ from levy_sklearn.datasets import (
     load_us_change,
 )
 
-from ._common import RESULTS, short_commit, stamp, write_report
+from ._common import (
+    COVERAGES,
+    CRPS_LEVELS,
+    LEVELS,
+    RESULTS,
+    interval_coverage,
+    pinball,
+    short_commit,
+    stamp,
+    write_report,
+)
 
-#: Quantile levels every method returns: the CRPS levels and the 95 % interval's ends.
-CRPS_LEVELS = np.round(np.arange(1, 20) / 20, 2)
-LEVELS = np.r_[0.025, CRPS_LEVELS, 0.975]
-COVERAGES = (0.5, 0.8, 0.9, 0.95)
 #: CRPS ratio of ``Levy + X`` over ``Levy`` that passes, per set (the issue's goals).
 GOAL_WITHOUT = {"simulated": 0.9, "remifentanil": 0.95}
 #: LevyForecaster's budget in this benchmark (``--levy-params`` overrides it): one network
@@ -106,26 +112,12 @@ SETS = ("us_change", "phenobarb", "quinidine", "remifentanil", "chicago", "simul
 
 
 # --------------------------------------------------------------------------- scoring
-def pinball(y: np.ndarray, q: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """Pinball loss of quantiles ``q`` (n, k) at ``levels`` (k,) for targets ``y`` (n,):
-    array (n, k)."""
-    diff = np.asarray(y, float)[:, None] - np.asarray(q, float)
-    return np.maximum(levels * diff, (levels - 1) * diff)
-
-
 def quantile_crps(y: np.ndarray, q: np.ndarray, levels: np.ndarray = LEVELS) -> np.ndarray:
     """CRPS of each row from its quantiles: 2 × the mean pinball loss over the levels
     0.05, ..., 0.95 (the columns of ``q`` at :data:`CRPS_LEVELS`). A point forecast scores
     its absolute error, as the exact CRPS of a point mass does."""
     cols = [int(np.argmin(np.abs(levels - a))) for a in CRPS_LEVELS]
     return 2 * pinball(y, q[:, cols], levels[cols]).mean(axis=1)
-
-
-def interval_coverage(y: np.ndarray, q: np.ndarray, coverage: float, levels=LEVELS) -> float:
-    """Share of targets inside the central ``coverage`` interval of the quantiles."""
-    lo = int(np.argmin(np.abs(levels - (1 - coverage) / 2)))
-    hi = int(np.argmin(np.abs(levels - (1 + coverage) / 2)))
-    return float(np.mean((y >= q[:, lo]) & (y <= q[:, hi])))
 
 
 def score(y: np.ndarray, q: np.ndarray, levels: np.ndarray = LEVELS) -> dict:

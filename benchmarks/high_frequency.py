@@ -95,13 +95,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ._common import RESULTS, library_edited, short_commit, stamp, write_report
+from ._common import (
+    COVERAGES,
+    CRPS_LEVELS,
+    LEVELS,
+    RESULTS,
+    interval_coverage,
+    library_edited,
+    pinball,
+    short_commit,
+    stamp,
+    write_report,
+)
 
-#: Quantile levels every method forecasts: the 19 of the CRPS and the 95 % interval's ends.
-CRPS_LEVELS = np.round(np.arange(1, 20) * 0.05, 2)
-LEVELS = np.concatenate([[0.025], CRPS_LEVELS, [0.975]])
-#: Central intervals whose coverage is reported, and their (lower, upper) quantile levels.
-COVERAGES = (0.5, 0.8, 0.9, 0.95)
 N_ORIGINS, QUICK_ORIGINS = 20, 2
 #: The statsforecast peers' trailing windows (see the docstring): weeks, and AutoARIMA's points.
 MSTL_WEEKS, ETS_WEEKS, ARIMA_POINTS = 8, 2, 384
@@ -121,19 +127,7 @@ def quantile_crps(y: np.ndarray, q: np.ndarray, levels: np.ndarray = CRPS_LEVELS
     levels); with 0.05, …, 0.95 it is the one definition every method here is scored by.
     """
     y = np.asarray(y, float)
-    diff = y[..., None] - np.asarray(q, float)
-    loss = np.maximum(levels * diff, (levels - 1) * diff)
-    return float(2 * loss[np.isfinite(y)].mean())
-
-
-def coverage(y: np.ndarray, q: np.ndarray, nominal: float) -> float:
-    """Share of the finite values of ``y`` inside the central ``nominal`` interval of the
-    quantiles ``q`` at :data:`LEVELS`."""
-    lo = np.flatnonzero(np.isclose(LEVELS, (1 - nominal) / 2))[0]
-    hi = np.flatnonzero(np.isclose(LEVELS, (1 + nominal) / 2))[0]
-    seen = np.isfinite(y)
-    inside = (q[..., lo] <= y) & (y <= q[..., hi])
-    return float(inside[seen].mean())
+    return float(2 * pinball(y, q, levels)[np.isfinite(y)].mean())
 
 
 def scores(y: np.ndarray, point: np.ndarray, q: np.ndarray) -> dict[str, float]:
@@ -141,7 +135,7 @@ def scores(y: np.ndarray, point: np.ndarray, q: np.ndarray) -> dict[str, float]:
     seen = np.isfinite(y)
     crps_q = q[..., 1:-1]  # LEVELS without the 95 % interval's ends
     out = {"mae": float(np.abs(point - y)[seen].mean()), "crps": quantile_crps(y, crps_q)}
-    out.update({f"cov{round(100 * c)}": coverage(y, q, c) for c in COVERAGES})
+    out.update({f"cov{round(100 * c)}": interval_coverage(y, q, c) for c in COVERAGES})
     return out
 
 

@@ -58,8 +58,8 @@ def test_coverage_counts_the_central_intervals_at_the_benchmarks_levels():
     y = np.array([0.0, 1.0, 2.0, np.nan])
     # Quantiles of the Uniform(0, 2) at LEVELS: 2 * level.
     q = np.broadcast_to(2 * hf.LEVELS, (4, len(hf.LEVELS)))
-    assert hf.coverage(y, q, 0.5) == pytest.approx(1 / 3)  # only 1.0 lies in [0.5, 1.5]
-    assert hf.coverage(y, q, 0.95) == pytest.approx(1 / 3)  # [0.05, 1.95]
+    assert hf.interval_coverage(y, q, 0.5) == pytest.approx(1 / 3)  # only 1.0 lies in [0.5, 1.5]
+    assert hf.interval_coverage(y, q, 0.95) == pytest.approx(1 / 3)  # [0.05, 1.95]
 
 
 def test_taylor_splits_report_the_last_20_days_and_ablate_28_days_before():
