@@ -23,7 +23,12 @@ from ._normalisation import NORMALIZATIONS
 from ._panel import in_order, instances, key_order
 from ._time_axis import TimeAxis, describe_kind, index_kind, is_positive_span
 from .calibration import LeadCalibration, population_spread, with_unseen
-from .calibration.held_out import calibrate, calibrate_across_series, held_out_forecasts
+from .calibration.held_out import (
+    calibrate,
+    calibrate_across_series,
+    held_out_forecasts,
+    pooled_forecasts,
+)
 from .training import (
     Budget,
     LevyNeuralNet,
@@ -34,6 +39,7 @@ from .training import (
     make_levy_net,
     progress_label,
 )
+from .training.distributed import current_launch, data_parallel, gather, own_share, total
 from .validation import own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
 
@@ -515,7 +521,9 @@ def train_network(
     front-end's hyperparameters with what the series resolved (see
     :class:`~levy_sklearn.training.NetworkSpec` and
     :class:`~levy_sklearn.training.TrainingSpec`)."""
-    if not np.isfinite(windows.targets).any():
+    # Counted over the processes of a data-parallel pretraining: they all train alike.
+    n_windows, n_observed = total([len(windows.targets), np.isfinite(windows.targets).any()])
+    if not n_observed:
         raise ValueError(
             "No training window could be cut from y: every window needs at least one "
             "observation in its context and one in the max_horizon after its cutoff. "
@@ -533,7 +541,7 @@ def train_network(
             calendar_harmonics=CALENDAR_HARMONICS,
         ),
         training_spec(
-            len(windows.targets),
+            int(n_windows),
             recipe="windows",
             lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() and not spec.echoes() else 1.0,
         ),
@@ -547,12 +555,11 @@ def calibrated_on(
     panel: Panel,
     part: str,
     seed: int,
-    pull: bool = False,
     anchored: bool = False,
 ) -> LeadCalibration:
     """The lead-aware calibration of σ on ``net``'s forecasts of the windows of ``part`` of
-    the ``panel`` (the Normal's when ``plan`` holds nothing out), with a pull towards the
-    population's level only if ``pull`` (see
+    the ``panel`` (the Normal's when ``plan`` holds nothing out), without a pull towards the
+    population's level (pretraining's calibration has one, see
     :func:`~levy_sklearn.calibration.features.population_levels`), channels without context
     observations anchored at that level only if ``anchored`` (a pretraining population, see
     :func:`~levy_sklearn.windows.series_windows`' ``absent_levels``)."""
@@ -561,8 +568,7 @@ def calibrated_on(
         return LeadCalibration.identity(n_channels)
     levels = panel.population if anchored else None
     windows = plan.windows(panel.times, panel.values, part, seed, levels, panel.inputs)
-    population = panel.population if pull else None
-    return calibrate([held_out_forecasts(net, windows, n_channels, population)], n_channels)
+    return calibrate([held_out_forecasts(net, windows, n_channels)], n_channels)
 
 
 def continue_network(
@@ -576,7 +582,7 @@ def continue_network(
     that ``budget(n_windows)`` gives (the front-end's ``max_epochs`` within its
     ``max_steps``; the learning rate stays ``net``'s): an interrupted update leaves ``net``
     as it was."""
-    steps = budget(len(windows.targets))
+    steps = budget(int(total([len(windows.targets)])[0]))
     return continue_levy_net(
         net,
         windows.tokens,
@@ -599,11 +605,31 @@ def pretrain_calibrated(
     a network from windows), with the population's spread for channels a new subject has
     never shown (:func:`~levy_sklearn.calibration.population_spread`). A panel too small to
     hold series out is calibrated on the last tenth of each series' span, with a warning
-    (time points within a subject are not exchangeable with a new subject)."""
-    with progress_label("pretrain"):
+    (time points within a subject are not exchangeable with a new subject).
+
+    Launched on several processes (see :mod:`~levy_sklearn.training.distributed`), each
+    given the whole panel, every training runs data-parallel, each process on its own share
+    of the series (:func:`~levy_sklearn.training.distributed.own_share`), and σ is
+    calibrated on the held-out forecasts of every process: all of them return the same
+    network and calibration."""
+    with progress_label("pretrain"), data_parallel(current_launch()):
+        _check_same_panel(panel)
         net, calibration = _pretrain_calibrated(panel, calibration_folds, seed, train)
     spread = population_spread(panel.values, panel.population, panel.scales / panel.scale)
     return net, with_unseen(calibration, *spread)
+
+
+def _check_same_panel(panel: Panel) -> None:
+    """Refuse a data-parallel pretraining whose processes were given different panels: each
+    takes its share of one panel, so every process must be given the whole of it."""
+    sizes = gather((len(panel.times), sum(len(t) for t in panel.times)))
+    if len(set(sizes)) > 1:
+        described = ", ".join(f"{n} series of {rows} time points" for n, rows in sizes)
+        raise ValueError(
+            f"The processes of a data-parallel pretrain were given different panels ({described}, "
+            "by rank). Give every process the whole panel: each trains on its own share of "
+            "the series."
+        )
 
 
 def _pretrain_calibrated(
@@ -614,6 +640,27 @@ def _pretrain_calibrated(
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     n, n_channels = len(panel.times), panel.mean.size
     times, values = panel.times, panel.values
+
+    def windows(picked: np.ndarray, part: str) -> SeriesWindows:
+        return plan.windows(
+            [times[i] for i in picked],
+            [values[i] for i in picked],
+            part,
+            seed,
+            panel.population[picked],
+            None if panel.inputs is None else [panel.inputs[i] for i in picked],
+        )
+
+    # Each process cuts the windows of its own share of the series (a boolean mask) only.
+    def train_on(series: np.ndarray, part: str) -> LevyNeuralNet:
+        return train(windows(own_share(np.flatnonzero(series), n), part))
+
+    def forecasts(net: LevyNeuralNet, series: np.ndarray, part: str) -> tuple[np.ndarray, ...]:
+        picked = own_share(np.flatnonzero(series), n, training=False)
+        mine = held_out_forecasts(net, windows(picked, part), n_channels, panel.population[picked])
+        return pooled_forecasts(gather(mine))
+
+    every = np.ones(n, bool)
     if n < MIN_PANEL_TO_HOLD_OUT:
         warnings.warn(
             f"pretrain got {n} series, too few to hold any out for calibrating σ (at least "
@@ -624,20 +671,9 @@ def _pretrain_calibrated(
             stacklevel=5,  # the user's pretrain, through sktime's public method
         )
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
-        net = train(plan.windows(times, values, "train", seed, panel.population, panel.inputs))
-        return net, calibrated_on(net, plan, panel, "calibrate", seed, pull=True, anchored=True)
+        net = train_on(every, "train")
+        return net, calibrate([forecasts(net, every, "calibrate")], n_channels)
     plan = panel.spec.plan()
-
-    def windows(series: np.ndarray, part: str) -> SeriesWindows:
-        picked = np.flatnonzero(series)
-        return plan.windows(
-            [times[i] for i in picked],
-            [values[i] for i in picked],
-            part,
-            seed,
-            panel.population[picked],
-            None if panel.inputs is None else [panel.inputs[i] for i in picked],
-        )
 
     n_scored = calibration_folds
     if n_scored == "auto":
@@ -647,9 +683,7 @@ def _pretrain_calibrated(
         N_FOLDS,
         n_scored,
         seed,
-        lambda series: train(windows(series, "all")),
-        lambda net, series: held_out_forecasts(
-            net, windows(series, "held_out"), n_channels, panel.population[series]
-        ),
+        lambda series: train_on(series, "all"),
+        lambda net, series: forecasts(net, series, "held_out"),
         n_channels,
     )

@@ -76,16 +76,22 @@ def held_out_forecasts(
     )
 
 
-def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalibration:
-    """Split-conformal calibration of σ, by channel and lead, on held-out forecasts (pooled
-    over ``parts``, each from :func:`held_out_forecasts`), the mean shrunk towards the
-    window's level where that forecast the held-out data better
-    (:func:`~levy_sklearn.calibration.fit_forecasts`); with too few of them, the Normal's with a
-    warning that says how to hold out more."""
+def pooled_forecasts(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """The held-out forecasts of ``parts`` (each from :func:`held_out_forecasts`) as one
+    part: concatenated, their windows numbered across the parts."""
     # Window indexes count within each part: one id per held-out origin across the parts.
     offsets = np.cumsum([0] + [int(p[7].max(initial=-1)) + 1 for p in parts[:-1]])
     parts = [(*p[:7], p[7] + o, *p[8:]) for p, o in zip(parts, offsets, strict=True)]
-    pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
+    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))
+
+
+def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalibration:
+    """Split-conformal calibration of σ, by channel and lead, on held-out forecasts (pooled
+    over ``parts``, each from :func:`held_out_forecasts`, see :func:`pooled_forecasts`), the
+    mean shrunk towards the window's level where that forecast the held-out data better
+    (:func:`~levy_sklearn.calibration.fit_forecasts`); with too few of them, the Normal's with a
+    warning that says how to hold out more."""
+    pooled = pooled_forecasts(parts)
     reason = "no calibration window could be cut"
     if pooled[0].size:
         try:

@@ -14,6 +14,7 @@ from torch import nn
 
 from ..network import LevyNetOutput
 from .data import SAMPLE_WEIGHT
+from .distributed import total
 from .seeding import seeded
 
 __all__ = ["PREDICT_BATCH_BYTES", "LevyNeuralNet", "predict_in_chunks"]
@@ -360,7 +361,9 @@ class LevyNeuralNet(NeuralNet):
         y = np.asarray(y, dtype=np.float64).reshape(out.mean.shape)
         ok = np.isfinite(y)
         ratio = (y - out.mean)[ok] ** 2 / out.variance[ok]
-        self.variance_scale_ = float(np.mean(ratio)) if ratio.size else 1.0
+        # Pooled over the processes of a data-parallel training (each holds its own rows).
+        ratio_sum, count = total([ratio.sum(), ratio.size])
+        self.variance_scale_ = float(ratio_sum / count) if count else 1.0
         return self.variance_scale_
 
 
