@@ -39,7 +39,14 @@ from .training import (
     make_levy_net,
     progress_label,
 )
-from .training.distributed import current_launch, data_parallel, gather, own_share, total
+from .training.distributed import (
+    current_launch,
+    data_parallel,
+    gather,
+    own_share,
+    rows_per_process,
+    total,
+)
 from .validation import own_scaling, target_scaling
 from .windows import SeriesWindows, WindowPlan, calibration_start
 
@@ -518,12 +525,12 @@ def train_network(
     per time unit of the horizon, and learns faster where the windows' season is removed.
 
     ``network_spec(**resolved)`` and ``training_spec(n_rows, **resolved)`` complete the
-    front-end's hyperparameters with what the series resolved (see
+    front-end's hyperparameters with what the series resolved (``n_rows``: the windows, or
+    in a data-parallel pretraining the windows one process steps through an epoch; see
     :class:`~levy_sklearn.training.NetworkSpec` and
     :class:`~levy_sklearn.training.TrainingSpec`)."""
-    # Counted over the processes of a data-parallel pretraining: they all train alike.
-    n_windows, n_observed = total([len(windows.targets), np.isfinite(windows.targets).any()])
-    if not n_observed:
+    # Over the processes of a data-parallel pretraining, which all train alike.
+    if not total([np.isfinite(windows.targets).any()])[0]:
         raise ValueError(
             "No training window could be cut from y: every window needs at least one "
             "observation in its context and one in the max_horizon after its cutoff. "
@@ -541,7 +548,7 @@ def train_network(
             calendar_harmonics=CALENDAR_HARMONICS,
         ),
         training_spec(
-            int(n_windows),
+            rows_per_process(len(windows.targets)),
             recipe="windows",
             lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() and not spec.echoes() else 1.0,
         ),
@@ -580,9 +587,9 @@ def continue_network(
 ) -> LevyNeuralNet:
     """A copy of ``net`` trained further on ``windows`` for the epochs and at the batch size
     that ``budget(n_windows)`` gives (the front-end's ``max_epochs`` within its
-    ``max_steps``; the learning rate stays ``net``'s): an interrupted update leaves ``net``
-    as it was."""
-    steps = budget(int(total([len(windows.targets)])[0]))
+    ``max_steps``; the learning rate stays ``net``'s; ``n_windows``: one process's share in
+    a data-parallel pretraining): an interrupted update leaves ``net`` as it was."""
+    steps = budget(rows_per_process(len(windows.targets)))
     return continue_levy_net(
         net,
         windows.tokens,

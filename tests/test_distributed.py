@@ -18,6 +18,7 @@ from levy_sklearn.forecaster import LevyForecaster
 # Early stopping on the validation loss of every process's rows together.
 PARAMS = {
     **TINY_FC,
+    "n_layers": 1,  # an encoder block: parameters outside the loss
     "max_epochs": 6,
     "validation_fraction": 0.2,
     "patience": 2,
@@ -65,8 +66,14 @@ def run_rank(rank, world_size, port, out):
     )
     torch.set_num_threads(1)
     y = panel()
+    forecaster = pretrained(y)
+    first = outcome(forecaster)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        forecaster.pretrain(y)  # continues training the pretrained network
     result = {
-        "first": outcome(pretrained(y)),
+        "first": first,
+        "further": outcome(forecaster),
         "again": outcome(pretrained(y)),
         "too_few": refused(panel(1)),
         "different": refused(panel(10 + rank)),
@@ -110,9 +117,21 @@ def test_every_process_ends_with_the_same_network_and_calibration(two_processes)
     assert first["epochs"] == second["epochs"]
 
 
+def test_a_further_pretrain_continues_alike_on_every_process(two_processes):
+    first, second = (rank["further"] for rank in two_processes)
+    for name, weight in first["weights"].items():
+        np.testing.assert_array_equal(weight, second["weights"][name], err_msg=name)
+    assert first["calibration"] == second["calibration"]
+    assert not all(
+        np.array_equal(weight, two_processes[0]["first"]["weights"][name])
+        for name, weight in first["weights"].items()
+    )
+
+
 def test_each_process_trains_on_its_share_in_as_many_steps(one_process, two_processes):
-    """Each process steps through half of the rows one process trains on, in as many steps
-    (its own rows differ: the weights above are the same only by averaging gradients)."""
+    """Each process steps through about half of the rows one process trains on, in as many
+    steps as the other (its own rows: the weights above are the same only by averaging
+    gradients)."""
     alone = one_process[0]["rows"]
     first, second = (rank["first"] for rank in two_processes)
     assert first["rows"] == second["rows"]

@@ -48,6 +48,7 @@ __all__ = [
     "gather",
     "local_device",
     "own_share",
+    "rows_per_process",
     "total",
 ]
 
@@ -155,6 +156,22 @@ def total(values: Sequence[float] | np.ndarray) -> np.ndarray:
     return summed.numpy()
 
 
+def rows_per_process(n_rows: int) -> int:
+    """The rows of every process of the active launch together, divided among them: the
+    rows one process steps through in an epoch (``n_rows`` when there is no launch).
+
+    Examples
+    --------
+    >>> from levy_sklearn.training.distributed import rows_per_process
+    >>> rows_per_process(1000)
+    1000
+    """
+    launch = active()
+    if launch is None:
+        return n_rows
+    return math.ceil(total([n_rows])[0] / launch.world_size)
+
+
 def gather(obj: Any) -> list[Any]:
     """``obj`` of every process of the active launch, by rank (``[obj]`` when there is none).
 
@@ -208,8 +225,8 @@ def own_share(series: np.ndarray, n_panel: int, training: bool = True) -> np.nda
     if training and len(series) < launch.world_size:
         raise ValueError(
             f"Data-parallel pretraining runs {launch.world_size} processes, each training on "
-            f"series of its own, but a training here has {len(series)} series (of a panel of "
-            f"{n_panel}; pretrain holds some out to calibrate σ). Launch at most "
+            f"series of its own, but a training here has {len(series)} series (the panel has "
+            f"{n_panel}, of which pretrain may hold some out to calibrate σ). Launch at most "
             f"{max(len(series), 1)} processes (torchrun --nproc_per_node "
             f"{max(len(series), 1)}), or pretrain on more series."
         )
@@ -253,17 +270,27 @@ def equal_steps_loader(
     dataset: Dataset, batch_size: int, shuffle: bool = True, **kwargs: Any
 ) -> DataLoader:
     """The training loader of one process of the active launch (skorch's ``iterator_train``
-    while :class:`DataParallel` trains): the same number of steps on every process, however
-    many rows each holds (a process short of steps would wait forever for the others'
-    gradients), as many as one process would take over all of them at ``batch_size`` rows a
-    step; each process takes its share of the ``batch_size`` rows of a step, drawn in random
-    order from its own rows (``shuffle`` is therefore always on)."""
+    while :class:`DataParallel` trains): ``batch_size`` rows a step on every process, drawn
+    in random order from its own rows (``shuffle`` is therefore always on), and the same
+    number of steps on every process, however many rows each holds (a process short of
+    steps would wait forever for the others' gradients): an epoch steps through as many
+    rows as all the processes hold.
+
+    ``batch_size`` is each process's: a step of ``W`` processes learns from ``W`` times as
+    many rows, in about the time one process takes for one batch (a step has a cost of its
+    own, whatever its rows: splitting one batch among the processes would save less)."""
     launch = active()
-    n_rows = len(dataset)  # type: ignore[arg-type]
-    n_all = int(total([n_rows])[0])
-    per_process = math.ceil(min(batch_size, n_all) / launch.world_size)
-    n_batches = math.ceil(n_all / (per_process * launch.world_size))
-    sampler = _EqualSteps(n_rows, per_process, n_batches)
+    counts = gather(len(dataset))  # type: ignore[arg-type]
+    if not min(counts):
+        raise ValueError(
+            f"Data-parallel training on {launch.world_size} processes: process(es) "
+            f"{[rank for rank, n in enumerate(counts) if not n]} have no training window of "
+            f"their own ({counts} windows by process). Launch fewer processes, or pretrain "
+            "on longer series."
+        )
+    n_rows, n_all = counts[launch.rank], sum(counts)
+    rows = min(batch_size, math.ceil(n_all / launch.world_size))
+    sampler = _EqualSteps(n_rows, rows, math.ceil(n_all / (rows * launch.world_size)))
     return DataLoader(dataset, batch_sampler=sampler, **kwargs)
 
 
@@ -301,6 +328,9 @@ class DataParallel(Callback):
         net.module_ = DistributedDataParallel(
             net.module_,
             device_ids=[device.index] if device.type == "cuda" else None,
+            # Some parameters take no part in the loss (the encoder's variance path: only
+            # its means feed the next layer): their gradients stay unset, as in one process.
+            find_unused_parameters=True,
             **_NO_FORWARD_SYNC,
         )
 
