@@ -152,8 +152,11 @@ def total(values: Sequence[float] | np.ndarray) -> np.ndarray:
     """
     summed = torch.as_tensor(np.asarray(values, dtype=np.float64))
     if active() is not None:
+        # A process group the script started with NCCL alone reduces GPU tensors only.
+        device = "cuda" if dist.get_backend() == "nccl" else "cpu"
+        summed = summed.to(device)
         dist.all_reduce(summed)
-    return summed.numpy()
+    return summed.cpu().numpy()
 
 
 def rows_per_process(n_rows: int) -> int:
