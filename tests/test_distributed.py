@@ -75,6 +75,8 @@ def run_rank(rank, world_size, port, out):
         "first": first,
         "further": outcome(forecaster),
         "again": outcome(pretrained(y)),
+        # Five series: a held-out fold of one, which one process scores alone.
+        "one_held_out": outcome(pretrained(panel(5))),
         "too_few": refused(panel(1)),
         "different": refused(panel(10 + rank)),
     }
@@ -115,6 +117,13 @@ def test_every_process_ends_with_the_same_network_and_calibration(two_processes)
     assert first["calibration"] == second["calibration"]
     assert first["valid_loss"] == second["valid_loss"]  # every process's rows together
     assert first["epochs"] == second["epochs"]
+
+
+def test_a_process_without_held_out_series_calibrates_alike(two_processes):
+    first, second = (rank["one_held_out"] for rank in two_processes)
+    for name, weight in first["weights"].items():
+        np.testing.assert_array_equal(weight, second["weights"][name], err_msg=name)
+    assert first["calibration"] == second["calibration"]
 
 
 def test_a_further_pretrain_continues_alike_on_every_process(two_processes):
