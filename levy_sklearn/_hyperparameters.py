@@ -284,6 +284,7 @@ class LevyHyperparameters:
             device=self.device,
             seed=seed,
             verbose=self.verbose,
+            rows=budget.rows,
             **resolved,
         )
 

@@ -772,9 +772,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         plan = spec.plan(self.calibration_fraction_)
         ranked = panel.in_key_order([key for key, _ in series])  # trained in the keys' order
         if pretrained is None:
-            windows = plan.windows(
-                ranked.times, ranked.values, "train", seed, inputs=ranked.inputs
-            )
+            windows = plan.source(ranked.times, ranked.values, "train", seed, inputs=ranked.inputs)
             self.net_ = self._trainer(spec, self.n_channels_, seed, n_inputs)(windows)
             self.calibration_ = calibrated_on(self.net_, plan, ranked, "calibrate", seed)
         else:

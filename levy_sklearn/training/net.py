@@ -355,11 +355,19 @@ class LevyNeuralNet(NeuralNet):
         >>> net.calibrate(tokens, y) > 1, net.variance_scale_ > 1
         (True, True)
         """
+        return self.calibrate_chunks([(X, y)])
+
+    def calibrate_chunks(self, chunks: Iterable[tuple[Mapping[str, np.ndarray], np.ndarray]]):
+        """:meth:`calibrate` on held-out rows given a chunk ``(X, y)`` at a time (chunks
+        may be padded to different widths)."""
         self.variance_scale_ = 1.0
-        out = self.predict_moments(X)
-        y = np.asarray(y, dtype=np.float64).reshape(out.mean.shape)
-        ok = np.isfinite(y)
-        ratio = (y - out.mean)[ok] ** 2 / out.variance[ok]
+        ratios = []
+        for X, y in chunks:
+            out = self.predict_moments(X)
+            y = np.asarray(y, dtype=np.float64).reshape(out.mean.shape)
+            ok = np.isfinite(y)
+            ratios.append((y - out.mean)[ok] ** 2 / out.variance[ok])
+        ratio = np.concatenate(ratios) if ratios else np.zeros(0)
         self.variance_scale_ = float(np.mean(ratio)) if ratio.size else 1.0
         return self.variance_scale_
 
