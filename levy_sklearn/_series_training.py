@@ -40,12 +40,13 @@ from .windows import WindowPlan, WindowSource, calibration_start
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
-# never saw. calibration_folds="auto" scores every fold (cross-fitting) on panels of fewer
-# series than _AUTO_CROSS_FIT_BELOW, where one fold holds too few subjects and scores to
-# calibrate by lead, and where the extra trainings are cheap; one fold on larger panels.
+# never saw. calibration_folds="auto" scores every fold (cross-fitting) on every panel: the
+# calibration rests on every subject and the pretrained network learns from all of them.
+# Each of the N_FOLDS + 1 trainings is bounded by max_steps (training_budget), so the cost of
+# pretraining grows with the panel up to that bound and never falls as it grows; a fold count
+# that fell with the panel's size made a larger panel train faster than a smaller one.
 N_FOLDS = 5
 MIN_PANEL_TO_HOLD_OUT = 5
-_AUTO_CROSS_FIT_BELOW = 100
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
 # this many observations: on long irregular series the held-out tenth costs no CRPS and brings
 # the coverage to nominal, on series of a few hundred points it costs about 9 % CRPS
@@ -670,7 +671,7 @@ def _pretrain_calibrated(
 
     n_scored = calibration_folds
     if n_scored == "auto":
-        n_scored = N_FOLDS if n < _AUTO_CROSS_FIT_BELOW else 1
+        n_scored = N_FOLDS
     return calibrate_across_series(
         n,
         N_FOLDS,

@@ -979,3 +979,29 @@ def test_max_steps_bounds_pretraining_below_one_epoch():
     (a, loss_a), (b, loss_b), (_, loss_c) = pretrained(0), pretrained(0), pretrained(1)
     np.testing.assert_array_equal(a, b)
     assert loss_a == loss_b != loss_c
+
+
+def test_pretraining_cost_never_falls_as_the_panel_grows(monkeypatch):
+    """calibration_folds="auto" cross-fits every fold whatever the panel's size, each
+    training within max_steps: a panel one subject larger trains as many networks, each
+    as long or longer, where a fold count that fell at a size made the larger panel train
+    one network where the smaller trained six."""
+    import levy_sklearn._series_training as module
+
+    steps = []  # optimizer steps of each network trained
+
+    def spy(net, windows, targets, seed):
+        fitted = fit(net, windows, targets, seed)
+        steps.append(sum("train_loss" in b for e in fitted.history for b in e["batches"]))
+        return fitted
+
+    fit = module.fit_levy_net
+    monkeypatch.setattr(module, "fit_levy_net", spy)
+    params = {**TINY_FC, "max_epochs": 1, "max_steps": 2, "windows_per_series": 4}
+    costs = []
+    for n_series in (99, 100):
+        steps.clear()
+        LevyForecaster(**params).pretrain(sine_panel(n_series, n=30, seed=2))
+        costs.append(list(steps))
+    assert [len(c) for c in costs] == [6, 6]  # five fold networks and the pretrained one
+    assert all(s == 2 for c in costs for s in c)  # each within max_steps

@@ -47,9 +47,10 @@ def training_budget(
     that fewer than two epochs would fit train all ``max_epochs`` passes at
     :data:`LARGE_DATA_BATCH_GROWTH` times ``batch_size`` and :data:`LARGE_DATA_LR_GROWTH`
     times ``lr`` instead (their cost grows with the data). Where even one pass at that batch
-    size takes more than ``max_steps`` steps, one epoch draws ``max_steps`` batches of rows
-    (``rows``, drawn without replacement from the seed) instead of every row: ``max_steps``
-    bounds the cost of any fit, however many rows it has.
+    size takes more than ``max_steps`` steps, each epoch draws ``max_steps`` batches of rows
+    (``rows``, drawn without replacement from the seed) instead of every row: one epoch
+    (``max_epochs`` where the batch grew) of ``max_steps`` steps bounds the cost of a fit,
+    however many rows it has, and the cost never falls as the rows grow.
 
     Parameters
     ----------
@@ -93,5 +94,5 @@ def training_budget(
         epochs = max_epochs
         batch_size, lr = LARGE_DATA_BATCH_GROWTH * batch_size, LARGE_DATA_LR_GROWTH * lr
     if math.ceil(n_train / batch_size) > max_steps:  # not one whole pass within max_steps
-        return Budget(1, batch_size, lr, max_steps * batch_size)
+        return Budget(epochs, batch_size, lr, max_steps * batch_size)
     return Budget(epochs, batch_size, lr)
