@@ -23,13 +23,9 @@ from ._normalisation import NORMALIZATIONS
 from ._panel import in_order, instances, key_order
 from ._time_axis import TimeAxis, describe_kind, index_kind, is_positive_span
 from .calibration import LeadCalibration, population_spread, with_unseen
-from .calibration.held_out import (
-    calibrate,
-    calibrate_across_series,
-    held_out_forecasts,
-    pooled_forecasts,
-)
+from .calibration.held_out import calibrate, calibrate_across_series, held_out_forecasts
 from .training import (
+    BatchDataset,
     Budget,
     LevyNeuralNet,
     NetworkSpec,
@@ -48,16 +44,17 @@ from .training.distributed import (
     total,
 )
 from .validation import own_scaling, target_scaling
-from .windows import SeriesWindows, WindowPlan, calibration_start
+from .windows import WindowPlan, WindowSource, calibration_start
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
-# never saw. calibration_folds="auto" scores every fold (cross-fitting) on panels of fewer
-# series than _AUTO_CROSS_FIT_BELOW, where one fold holds too few subjects and scores to
-# calibrate by lead, and where the extra trainings are cheap; one fold on larger panels.
+# never saw. calibration_folds="auto" scores every fold (cross-fitting) on every panel: the
+# calibration rests on every subject and the pretrained network learns from all of them.
+# Each of the N_FOLDS + 1 trainings is bounded by max_steps (training_budget), so the cost of
+# pretraining grows with the panel up to that bound and never falls as it grows; a fold count
+# that fell with the panel's size made a larger panel train faster than a smaller one.
 N_FOLDS = 5
 MIN_PANEL_TO_HOLD_OUT = 5
-_AUTO_CROSS_FIT_BELOW = 100
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
 # this many observations: on long irregular series the held-out tenth costs no CRPS and brings
 # the coverage to nominal, on series of a few hundred points it costs about 9 % CRPS
@@ -93,6 +90,9 @@ _AUTO_MAX_TARGETS = 16
 # panel's pooled standard deviations from its mean (beyond 99.7 % of a Normal's values) gets
 # a warning naming the channel.
 _FAR_FROM_POPULATION = 3.0
+# Held-out windows are cut and forecast this many at a time when calibrating: memory holds
+# one chunk's tokens, not every window's.
+_CALIBRATION_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -515,12 +515,13 @@ def calibration_share(
 
 def train_network(
     spec: SeriesSpec,
-    windows: SeriesWindows,
+    windows: WindowSource,
     seed: int,
     network_spec: Callable[..., NetworkSpec],
     training_spec: Callable[..., TrainingSpec],
 ) -> LevyNeuralNet:
-    """Build the network for ``spec`` and train it on ``windows``: windowed heads start with
+    """Build the network for ``spec`` and train it on ``windows`` (cut batch by batch as
+    training draws them, see :func:`window_dataset`): windowed heads start with
     half the context as look-back, the autoregression has ``spec.lags`` lags and a weight
     per time unit of the horizon, and learns faster where the windows' season is removed.
 
@@ -530,7 +531,8 @@ def train_network(
     :class:`~levy_sklearn.training.NetworkSpec` and
     :class:`~levy_sklearn.training.TrainingSpec`)."""
     # Over the processes of a data-parallel pretraining, which all train alike.
-    if not total([np.isfinite(windows.targets).any()])[0]:
+    index = windows.index
+    if not total([np.any(index.cutoffs < index.ends)])[0]:  # no window, or every target hidden
         raise ValueError(
             "No training window could be cut from y: every window needs at least one "
             "observation in its context and one in the max_horizon after its cutoff. "
@@ -548,12 +550,34 @@ def train_network(
             calendar_harmonics=CALENDAR_HARMONICS,
         ),
         training_spec(
-            rows_per_process(len(windows.targets)),
+            rows_per_process(windows.n_windows),
             recipe="windows",
             lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() and not spec.echoes() else 1.0,
         ),
     )
-    return fit_levy_net(net, windows.tokens, windows.targets.astype(np.float32), seed)
+    return fit_levy_net(net, window_dataset(windows), None, seed)
+
+
+def window_dataset(windows: WindowSource) -> BatchDataset:
+    """The training rows of ``windows``, each batch's windows cut when it is drawn: memory
+    holds the series and a few batches however many windows they make. A batch is padded
+    to its longest window: a width fixed for the whole fit would take a pass over every
+    window (the cost this avoids) or a bound as wide as ``max_tokens`` and every input
+    token, far wider than most windows, which every step would then pay for."""
+    return BatchDataset(windows.n_windows, windows.batch)
+
+
+def held_out_parts(
+    net: LevyNeuralNet, windows: WindowSource, n_channels: int, population: np.ndarray | None
+) -> list[tuple[np.ndarray, ...]]:
+    """:func:`~levy_sklearn.calibration.held_out.held_out_forecasts` of ``windows``, cut and
+    forecast :data:`_CALIBRATION_CHUNK` windows at a time (one part each, as
+    :func:`~levy_sklearn.calibration.held_out.calibrate` pools them)."""
+    parts = [
+        held_out_forecasts(net, chunk, n_channels, population)
+        for chunk in windows.chunks(_CALIBRATION_CHUNK)
+    ]
+    return parts or [held_out_forecasts(net, windows.cut(), n_channels, population)]
 
 
 def calibrated_on(
@@ -574,13 +598,13 @@ def calibrated_on(
     if plan.calibration_fraction <= 0:
         return LeadCalibration.identity(n_channels)
     levels = panel.population if anchored else None
-    windows = plan.windows(panel.times, panel.values, part, seed, levels, panel.inputs)
-    return calibrate([held_out_forecasts(net, windows, n_channels)], n_channels)
+    windows = plan.source(panel.times, panel.values, part, seed, levels, panel.inputs)
+    return calibrate(held_out_parts(net, windows, n_channels, None), n_channels)
 
 
 def continue_network(
     net: LevyNeuralNet,
-    windows: SeriesWindows,
+    windows: WindowSource,
     seed: int,
     budget: Callable[[int], Budget],
     verbose: int,
@@ -589,15 +613,16 @@ def continue_network(
     that ``budget(n_windows)`` gives (the front-end's ``max_epochs`` within its
     ``max_steps``; the learning rate stays ``net``'s; ``n_windows``: one process's share in
     a data-parallel pretraining): an interrupted update leaves ``net`` as it was."""
-    steps = budget(rows_per_process(len(windows.targets)))
+    steps = budget(rows_per_process(windows.n_windows))
     return continue_levy_net(
         net,
-        windows.tokens,
-        windows.targets.astype(np.float32),
+        window_dataset(windows),
+        None,
         seed,
         steps.epochs,
         verbose=verbose,
         batch_size=steps.batch_size,
+        rows=steps.rows,
     )
 
 
@@ -605,7 +630,7 @@ def pretrain_calibrated(
     panel: Panel,
     calibration_folds: int | str,
     seed: int,
-    train: Callable[[SeriesWindows], LevyNeuralNet],
+    train: Callable[[WindowSource], LevyNeuralNet],
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     """The pretrained network and its calibration across subjects (``calibration_folds``,
     see :func:`~levy_sklearn.calibration.held_out.calibrate_across_series`; ``train`` makes
@@ -643,13 +668,13 @@ def _pretrain_calibrated(
     panel: Panel,
     calibration_folds: int | str,
     seed: int,
-    train: Callable[[SeriesWindows], LevyNeuralNet],
+    train: Callable[[WindowSource], LevyNeuralNet],
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     n, n_channels = len(panel.times), panel.mean.size
     times, values = panel.times, panel.values
 
-    def windows(picked: np.ndarray, part: str) -> SeriesWindows:
-        return plan.windows(
+    def windows(picked: np.ndarray, part: str) -> WindowSource:
+        return plan.source(
             [times[i] for i in picked],
             [values[i] for i in picked],
             part,
@@ -662,10 +687,15 @@ def _pretrain_calibrated(
     def train_on(series: np.ndarray, part: str) -> LevyNeuralNet:
         return train(windows(own_share(np.flatnonzero(series), n), part))
 
-    def forecasts(net: LevyNeuralNet, series: np.ndarray, part: str) -> tuple[np.ndarray, ...]:
+    def forecasts(
+        net: LevyNeuralNet, series: np.ndarray, part: str
+    ) -> list[tuple[np.ndarray, ...]]:
+        """``net``'s forecasts of the ``part`` windows of ``series``: every process's parts."""
         picked = own_share(np.flatnonzero(series), n, training=False)
-        mine = held_out_forecasts(net, windows(picked, part), n_channels, panel.population[picked])
-        return pooled_forecasts(gather(mine))
+        mine = []  # a process may hold none of a held-out fold's series
+        if picked.size:
+            mine = held_out_parts(net, windows(picked, part), n_channels, panel.population[picked])
+        return [chunk for chunks in gather(mine) for chunk in chunks]
 
     every = np.ones(n, bool)
     if n < MIN_PANEL_TO_HOLD_OUT:
@@ -679,12 +709,12 @@ def _pretrain_calibrated(
         )
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
         net = train_on(every, "train")
-        return net, calibrate([forecasts(net, every, "calibrate")], n_channels)
+        return net, calibrate(forecasts(net, every, "calibrate"), n_channels)
     plan = panel.spec.plan()
 
     n_scored = calibration_folds
     if n_scored == "auto":
-        n_scored = N_FOLDS if n < _AUTO_CROSS_FIT_BELOW else 1
+        n_scored = N_FOLDS
     return calibrate_across_series(
         n,
         N_FOLDS,

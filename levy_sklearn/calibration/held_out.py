@@ -76,22 +76,16 @@ def held_out_forecasts(
     )
 
 
-def pooled_forecasts(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
-    """The held-out forecasts of ``parts`` (each from :func:`held_out_forecasts`) as one
-    part: concatenated, their windows numbered across the parts."""
+def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalibration:
+    """Split-conformal calibration of σ, by channel and lead, on held-out forecasts (pooled
+    over ``parts``, each from :func:`held_out_forecasts`), the mean shrunk towards the
+    window's level where that forecast the held-out data better
+    (:func:`~levy_sklearn.calibration.fit_forecasts`); with too few of them, the Normal's with a
+    warning that says how to hold out more."""
     # Window indexes count within each part: one id per held-out origin across the parts.
     offsets = np.cumsum([0] + [int(p[7].max(initial=-1)) + 1 for p in parts[:-1]])
     parts = [(*p[:7], p[7] + o, *p[8:]) for p, o in zip(parts, offsets, strict=True)]
-    return tuple(np.concatenate(p) for p in zip(*parts, strict=True))
-
-
-def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalibration:
-    """Split-conformal calibration of σ, by channel and lead, on held-out forecasts (pooled
-    over ``parts``, each from :func:`held_out_forecasts`, see :func:`pooled_forecasts`), the
-    mean shrunk towards the window's level where that forecast the held-out data better
-    (:func:`~levy_sklearn.calibration.fit_forecasts`); with too few of them, the Normal's with a
-    warning that says how to hold out more."""
-    pooled = pooled_forecasts(parts)
+    pooled = [np.concatenate(p) for p in zip(*parts, strict=True)]
     reason = "no calibration window could be cut"
     if pooled[0].size:
         try:
@@ -121,13 +115,14 @@ def calibrate_across_series(
     n_scored: int,
     seed: int,
     train: Callable[[np.ndarray], LevyNeuralNet],
-    score: Callable[[LevyNeuralNet, np.ndarray], tuple[np.ndarray, ...]],
+    score: Callable[[LevyNeuralNet, np.ndarray], list[tuple[np.ndarray, ...]]],
     n_channels: int,
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     """A network and its calibration on series it never saw (cross-fitting over series).
 
     The series are dealt into ``n_folds`` seeded folds; each of the first ``n_scored`` is
-    forecast (``score(net, in_fold)``, see :func:`held_out_forecasts`) by a network trained
+    forecast (``score(net, in_fold)``: a list of :func:`held_out_forecasts`, one per chunk
+    of windows) by a network trained
     without it (``train(in_training)``, both boolean masks over the series). With one
     scored fold that network is the one returned; with more, a last one learns from every
     series. Series, not time points, are held out: a new subject is exchangeable with the
@@ -137,7 +132,7 @@ def calibrate_across_series(
     for fold in range(n_scored):
         with progress_label(f"fold {fold + 1}/{n_folds} held out"):
             net = train(folds != fold)
-        parts.append(score(net, folds == fold))
+        parts.extend(score(net, folds == fold))
     if n_scored > 1:
         with progress_label("all series"):
             net = train(np.ones(n_series, bool))

@@ -270,14 +270,19 @@ class _EqualSteps(Sampler[list[int]]):
 
 
 def equal_steps_loader(
-    dataset: Dataset, batch_size: int, shuffle: bool = True, **kwargs: Any
+    dataset: Dataset,
+    batch_size: int,
+    rows: int | None = None,
+    shuffle: bool = True,
+    **kwargs: Any,
 ) -> DataLoader:
     """The training loader of one process of the active launch (skorch's ``iterator_train``
     while :class:`DataParallel` trains): ``batch_size`` rows a step on every process, drawn
     in random order from its own rows (``shuffle`` is therefore always on), and the same
     number of steps on every process, however many rows each holds (a process short of
     steps would wait forever for the others' gradients): an epoch steps through as many
-    rows as all the processes hold.
+    rows as all the processes hold, or ``rows`` on each process where that is fewer (the
+    training budget's bound below one epoch, see :func:`~levy_sklearn.training.epoch_loader`).
 
     ``batch_size`` is each process's: a step of ``W`` processes learns from ``W`` times as
     many rows, in about the time one process takes for one batch (a step has a cost of its
@@ -291,9 +296,11 @@ def equal_steps_loader(
             f"their own ({counts} windows by process). Launch fewer processes, or pretrain "
             "on longer series."
         )
-    n_rows, n_all = counts[launch.rank], sum(counts)
-    rows = min(batch_size, math.ceil(n_all / launch.world_size))
-    sampler = _EqualSteps(n_rows, rows, math.ceil(n_all / (rows * launch.world_size)))
+    per_process = math.ceil(sum(counts) / launch.world_size)
+    if rows is not None:
+        per_process = min(per_process, rows)
+    batch = min(batch_size, per_process)
+    sampler = _EqualSteps(counts[launch.rank], batch, math.ceil(per_process / batch))
     return DataLoader(dataset, batch_sampler=sampler, **kwargs)
 
 
