@@ -30,10 +30,10 @@ def panel(n_patients=10):
     return make_irregular_vitals(n_patients, n_channels=2, duration=24.0, random_state=0)
 
 
-def pretrained(y, random_state=0):
+def pretrained(y, random_state=0, **params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # too few held-out forecasts to calibrate σ
-        return LevyForecaster(**{**PARAMS, "random_state": random_state}).pretrain(y)
+        return LevyForecaster(**{**PARAMS, "random_state": random_state, **params}).pretrain(y)
 
 
 def outcome(forecaster):
@@ -43,6 +43,7 @@ def outcome(forecaster):
         "valid_loss": min(net.history[:, "valid_loss"]),
         "epochs": len(net.history),
         "rows": sum(net.history[0, "batches", :, "train_batch_size"]),  # trained on, epoch 1
+        "steps": len(net.history[0, "batches", :, "train_batch_size"]),
         "calibration": pickle.dumps(forecaster.pretrained_calibration_),
     }
 
@@ -77,6 +78,8 @@ def run_rank(rank, world_size, port, out):
         "again": outcome(pretrained(y)),
         # Five series: a held-out fold of one, which one process scores alone.
         "one_held_out": outcome(pretrained(panel(5))),
+        # Each process's share is 2 steps an epoch: max_steps=1 draws one batch instead.
+        "bounded": outcome(pretrained(y, max_steps=1)),
         "too_few": refused(panel(1)),
         "different": refused(panel(10 + rank)),
     }
@@ -145,6 +148,12 @@ def test_each_process_trains_on_its_share_in_as_many_steps(one_process, two_proc
     first, second = (rank["first"] for rank in two_processes)
     assert first["rows"] == second["rows"]
     assert 0.4 * alone <= first["rows"] <= 0.6 * alone
+
+
+def test_max_steps_bounds_every_process_below_one_epoch(two_processes):
+    for rank in two_processes:
+        assert rank["first"]["steps"] == 2
+        assert rank["bounded"]["steps"] == 1
 
 
 def test_the_same_seed_and_processes_give_the_same_network(two_processes):
