@@ -20,8 +20,9 @@ The launch is the one a user runs::
 
     torchrun --nproc_per_node 2 -m benchmarks._ddp_throughput --worker OUT.json
 
-:func:`measure` is the entry point (``benchmarks/scale.py`` calls it); on a shared machine,
-compare the ratio within one call, and read the load average it reports.
+:func:`measure` is the entry point, :func:`report_section` its Markdown (which
+``benchmarks/scale.py`` adds to its report); on a shared machine, compare the ratio within
+one call, and read the load average it reports.
 
 Run: ``python -m benchmarks._ddp_throughput [--patients 30] [--epochs 2] [--repeats 1]``.
 """
@@ -193,6 +194,24 @@ def table(result: dict) -> str:
         "reaches on an idle machine where the processes do not wait for each other.",
     ]
     return "\n".join(lines)
+
+
+def report_section(patients: int = PATIENTS, epochs: int = EPOCHS, repeats: int = 1) -> str:
+    """:func:`measure`'s result as a Markdown section of a report (``benchmarks/scale.py``
+    adds it to its own), with the command that reproduces it."""
+    command = (
+        f"python -m benchmarks._ddp_throughput --patients {patients} --epochs {epochs} "
+        f"--repeats {repeats}"
+    )
+    return "\n".join(
+        [
+            f"Produced by `{command}`: one pretraining of {patients} `make_irregular_vitals` "
+            f"patients ({epochs} epochs, default network, `calibration_folds=1`), 1 process "
+            "against `torchrun --nproc_per_node 2` (see the module's docstring).",
+            "",
+            table(measure(patients, epochs, repeats)),
+        ]
+    )
 
 
 def main() -> None:
