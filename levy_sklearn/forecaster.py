@@ -523,7 +523,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         """``windows -> network`` trained afresh under these hyperparameters (see
         :func:`~levy_sklearn._series_training.train_network`): ``n_channels`` forecast
         channels (``y``'s) and ``n_inputs`` input channels after them (``X``'s)."""
-        network_spec = partial(self._network_spec, n_channels + n_inputs, n_channels)
+        network_spec = partial(
+            self._network_spec, n_channels + n_inputs, n_channels, n_inputs=n_inputs
+        )
         training_spec = partial(self._training_spec, seed)
         return lambda windows: train_network(spec, windows, seed, network_spec, training_spec)
 
