@@ -176,6 +176,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Order of a linear autoregression added to the mean (σ stays the Lévy layer's); "auto":
         13 on regular series, 0 else; capped (warning) at one lag per time unit of context.
         Lag 0 is the last observation, 0 under ``normalization="last"``: order 1 adds nothing.
+        It reads ``y``'s channels only, never ``X``'s.
     known_ahead : None, "all" or list of column names, default=None
         Columns of ``X`` known ahead (plans, calendars, weather forecasts): their values
         after the cutoff (``predict``'s ``X``, else fit's or update's) are tokens of the
@@ -524,7 +525,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         """``windows -> network`` trained afresh under these hyperparameters (see
         :func:`~levy_sklearn._series_training.train_network`): ``n_channels`` forecast
         channels (``y``'s) and ``n_inputs`` input channels after them (``X``'s)."""
-        network_spec = partial(self._network_spec, n_channels + n_inputs, n_channels)
+        network_spec = partial(
+            self._network_spec, n_channels + n_inputs, n_channels, n_inputs=n_inputs
+        )
         training_spec = partial(self._training_spec, seed)
         return lambda windows: train_network(spec, windows, seed, network_spec, training_spec)
 
