@@ -504,9 +504,7 @@ def calibration_share(
     return share if held_out >= _AUTO_CALIBRATION_MIN_OBSERVATIONS else 0.0
 
 
-def calendar_harmonics(
-    axis: TimeAxis, times: list[np.ndarray], values: list[np.ndarray]
-) -> int:
+def calendar_harmonics(axis: TimeAxis, times: list[np.ndarray], values: list[np.ndarray]) -> int:
     """How many harmonics of each calendar phase (:meth:`TimeAxis.calendar`) the time
     encoding carries: of :data:`CALENDAR_HARMONICS`, the number whose calendar profile
     best predicts the series' held-out days.
@@ -547,8 +545,9 @@ def calendar_harmonics(
     candidates = sorted(CALENDAR_HARMONICS)
     errors = np.zeros(len(candidates))
     for c in range(n_channels):
-        t = np.concatenate([ti[np.isfinite(vi[:, c])] for ti, vi in zip(times, values)])
-        v = np.concatenate([vi[np.isfinite(vi[:, c]), c] for vi in values])
+        seen = [np.isfinite(vi[:, c]) for vi in values]
+        t = np.concatenate([ti[ok] for ti, ok in zip(times, seen, strict=True)])
+        v = np.concatenate([vi[ok, c] for vi, ok in zip(values, seen, strict=True)])
         if t.size > _CALENDAR_ROWS:  # evenly spaced rows: the cost stays bounded
             keep = np.linspace(0, t.size - 1, _CALENDAR_ROWS).round().astype(int)
             t, v = t[keep], v[keep]
