@@ -67,13 +67,14 @@ _SEASONAL_LAGS_LR = 5.0
 # beat two cycles, and 5 × lr, on taylor's ablation split:
 # benchmarks/results/high_frequency_notes.md).
 ECHO_CYCLES = 1
-# Harmonics of each calendar phase (time of day, of week) the time encoding may carry: a fit
-# keeps as many as predict its own series' held-out days (see calendar_harmonics). 24 beat
-# 1, 4, 8, 16, 48 and 168 on taylor's ablation split (CRPS 341 -> 244), a sharp daily
-# profile, but cost CRPS where the daily cycle is weak (the weather split: 2.81 -> 2.88;
-# CGM glucose an hour ahead: ~20 %) (benchmarks/results/high_frequency_notes.md, "harmonics
-# of the calendar" and "how many harmonics a series shows").
-CALENDAR_HARMONICS = (1, 2, 4, 8, 16, 24)
+# Harmonics of each calendar phase (time of day, of week) the time encoding may carry (0:
+# no calendar): a fit keeps as many as predict its own series' held-out days (see
+# calendar_harmonics). 24 beat 1, 4, 8, 16, 48 and 168 on taylor's ablation split (CRPS 341
+# -> 244), a sharp daily profile, but cost CRPS where the daily cycle is weak (the weather
+# split: 2.81 -> 2.88; CGM glucose 0-15 min ahead: ~20 %, and ~9 % with 2-4 harmonics)
+# (benchmarks/results/high_frequency_notes.md, "harmonics of the calendar" and "how many
+# harmonics a series shows").
+CALENDAR_HARMONICS = (0, 1, 2, 4, 8, 16, 24)
 # calendar_harmonics reads at most this many observations per channel (evenly spaced).
 _CALENDAR_ROWS = 100_000
 # max_targets="auto" on irregularly spaced series: the cap on target times per training
@@ -507,7 +508,7 @@ def calibration_share(
 def calendar_harmonics(axis: TimeAxis, times: list[np.ndarray], values: list[np.ndarray]) -> int:
     """How many harmonics of each calendar phase (:meth:`TimeAxis.calendar`) the time
     encoding carries: of :data:`CALENDAR_HARMONICS`, the number whose calendar profile
-    best predicts the series' held-out days.
+    best predicts the series' held-out days (0: no calendar, where no profile does).
 
     Each channel's values (standardised, pooled over the series), less their mean over each
     calendar week (so a drifting level is no profile), are regressed on ``sin, cos(2πk φ)``,
@@ -515,8 +516,9 @@ def calendar_harmonics(axis: TimeAxis, times: list[np.ndarray], values: list[np.
     ``P`` units, as :class:`~levy_sklearn.network.LevyNet` caps them), fitted on the even
     days and scored on the odd ones and vice versa (a week has an odd number of days, so
     each half holds every weekday). A sharp profile (call volumes, electricity demand)
-    keeps many harmonics, a weak one (glucose, dew point) few: harmonics the held-out days
-    do not confirm are detail the network would fit to noise.
+    keeps many harmonics, a weak one (dew point) few, and one that does not recur from day
+    to day (glucose, driven by meals) none: harmonics the held-out days do not confirm are
+    detail the network would fit to noise.
 
     Examples
     --------
@@ -539,7 +541,7 @@ def calendar_harmonics(axis: TimeAxis, times: list[np.ndarray], values: list[np.
     """
     calendar = axis.calendar()
     if not calendar:
-        return min(CALENDAR_HARMONICS)
+        return 0
     (day, day_phase), (week, week_phase) = calendar
     n_channels = values[0].shape[1] if values else 1
     candidates = sorted(CALENDAR_HARMONICS)
@@ -568,6 +570,9 @@ def calendar_harmonics(axis: TimeAxis, times: list[np.ndarray], values: list[np.
             for fit, score in ((odd, ~odd), (~odd, odd)):
                 if not fit.any() or not score.any():
                     continue
+                if not x.shape[1]:  # no calendar: the week's mean alone
+                    errors[j] += float(np.sum(v[score] ** 2))
+                    continue
                 coef = np.linalg.lstsq(x[fit], v[fit], rcond=None)[0]
                 errors[j] += float(np.sum((v[score] - x[score] @ coef) ** 2))
     return candidates[int(np.argmin(errors))]
@@ -579,13 +584,13 @@ def train_network(
     seed: int,
     network_spec: Callable[..., NetworkSpec],
     training_spec: Callable[..., TrainingSpec],
-    harmonics: int = 1,
+    harmonics: int = 0,
 ) -> LevyNeuralNet:
     """Build the network for ``spec`` and train it on ``windows``: windowed heads start with
     half the context as look-back, the autoregression has ``spec.lags`` lags and a weight
     per time unit of the horizon, and learns faster where the windows' season is removed;
     the time encoding carries ``harmonics`` harmonics of each calendar phase (see
-    :func:`calendar_harmonics`).
+    :func:`calendar_harmonics`; 0: no calendar).
 
     ``network_spec(**resolved)`` and ``training_spec(n_rows, **resolved)`` complete the
     front-end's hyperparameters with what the series resolved (see
@@ -605,8 +610,8 @@ def train_network(
             n_lags=spec.lags,
             n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
             seasonal_lags=list(spec.echoes()),
-            calendar_periods=[period for period, _ in axis.calendar()],
-            calendar_harmonics=harmonics,
+            calendar_periods=[period for period, _ in axis.calendar()] if harmonics else [],
+            calendar_harmonics=max(harmonics, 1),
         ),
         training_spec(
             len(windows.targets),

@@ -424,6 +424,20 @@ def test_a_smooth_daily_cycle_gets_one_harmonic_of_the_calendar():
     assert forecaster.net_.module_.calendar_encoding.in_features == 2 * 2
 
 
+def test_a_daily_pattern_that_does_not_recur_gets_no_calendar():
+    # A morning peak one day, a morning dip the next: whatever profile the even days show,
+    # the odd days show its opposite, so no harmonic predicts a held-out day.
+    index = pd.date_range("2024-01-01", periods=48 * 15, freq="30min")
+    hours = index.hour + index.minute / 60
+    sign = np.where(index.dayofyear % 2 == 0, 1.0, -1.0)
+    noise = 0.1 * np.random.default_rng(0).normal(size=index.size)
+    y = pd.Series(20.0 + sign * np.exp(-(((hours - 9) / 2) ** 2)) + noise, index)
+    forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
+    assert forecaster.spec_.axis.seasons == (336.0, 48.0)  # seasons, but no calendar
+    assert forecaster.net_.module_.calendar_periods == ()
+    assert forecaster.net_.module_.calendar_encoding is None
+
+
 def _business_hours(weeks: int) -> pd.Series:
     """Five-minute call volumes 7:00-21:00 on weekdays only: gaps every night and weekend
     (fpp3's bank_calls), a morning peak each day."""
