@@ -37,6 +37,7 @@ from ._series_training import (
     N_FOLDS,
     Panel,
     SeriesSpec,
+    calendar_harmonics,
     calibrated_on,
     calibration_share,
     check_update,
@@ -521,15 +522,19 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             observation_dropout=self.observation_dropout,
         )
 
-    def _trainer(self, spec: SeriesSpec, n_channels: int, seed: int, n_inputs: int = 0):
-        """``windows -> network`` trained afresh under these hyperparameters (see
-        :func:`~levy_sklearn._series_training.train_network`): ``n_channels`` forecast
-        channels (``y``'s) and ``n_inputs`` input channels after them (``X``'s)."""
+    def _trainer(self, panel: Panel, n_channels: int, seed: int, n_inputs: int = 0):
+        """``windows -> network`` trained afresh under these hyperparameters on windows of
+        ``panel`` (see :func:`~levy_sklearn._series_training.train_network`; its series
+        choose the calendar's harmonics): ``n_channels`` forecast channels (``y``'s) and
+        ``n_inputs`` input channels after them (``X``'s)."""
         network_spec = partial(
             self._network_spec, n_channels + n_inputs, n_channels, n_inputs=n_inputs
         )
         training_spec = partial(self._training_spec, seed)
-        return lambda windows: train_network(spec, windows, seed, network_spec, training_spec)
+        harmonics = calendar_harmonics(panel.spec.axis, panel.times, panel.values)
+        return lambda windows: train_network(
+            panel.spec, windows, seed, network_spec, training_spec, harmonics
+        )
 
     def _pretrained_scaling(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The pretraining panel's channel standardisation after ``pretrain``, else ``None``."""
@@ -666,7 +671,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             panel,
             self.calibration_folds,
             seed,
-            self._trainer(panel.spec, y.shape[1], seed, n_inputs),
+            self._trainer(panel, y.shape[1], seed, n_inputs),
         )
         # Written together once training succeeded: an interrupted pretrain leaves none.
         self.pretrained_time_unit_ = panel.spec.axis.unit
@@ -777,7 +782,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ranked = panel.in_key_order([key for key, _ in series])  # trained in the keys' order
         if pretrained is None:
             windows = plan.source(ranked.times, ranked.values, "train", seed, inputs=ranked.inputs)
-            self.net_ = self._trainer(spec, self.n_channels_, seed, n_inputs)(windows)
+            self.net_ = self._trainer(ranked, self.n_channels_, seed, n_inputs)(windows)
             self.calibration_ = calibrated_on(self.net_, plan, ranked, "calibrate", seed)
         else:
             # Zero-shot: pretrain's calibration across subjects; a series' own only widens it.
