@@ -245,17 +245,25 @@ def bars(results: list[dict]) -> list[str]:
     large = next((r for r in results if r["patients"] == 100_000), None)
     if large is None:
         lines.append("- 100,000 patients: not run in this run.")
+    elif "failed" in large:
+        lines.append(f"- 100,000 patients: failed: {large['failed']}.")
+    elif large.get("stopped_after") is not None:
+        lines.append(
+            f"- 100,000 patients: reached optimizer step {large['steps']} and was interrupted "
+            "there (`--stop-after`); the whole pretrain was not run."
+        )
     else:
-        what = "failed: " + large["failed"] if "failed" in large else "completed"
-        lines.append(f"- 100,000 patients: {what}.")
+        lines.append("- 100,000 patients: completed.")
     ordered = sorted(done.values(), key=lambda r: r["patients"])
     if len(ordered) > 1:
         times = [r["seconds"] for r in ordered]
         monotone = all(b > a for a, b in zip(times, times[1:], strict=False))
         listed = ", ".join(f"{r['patients']:,}: {r['seconds']:.0f} s" for r in ordered)
+        what = (
+            "Time to the interruption" if ordered[0].get("stopped_after") else "Pretraining time"
+        )
         lines.append(
-            f"- Pretraining time by size ({listed}): "
-            + ("monotone." if monotone else "**not monotone**.")
+            f"- {what} by size ({listed}): " + ("monotone." if monotone else "**not monotone**.")
         )
     return lines
 

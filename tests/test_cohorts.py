@@ -85,6 +85,18 @@ def test_the_series_of_a_cohort_are_the_panels(panel, tmp_path):
         pd.testing.assert_frame_equal(frame, panel.loc[key[0]])
 
 
+def test_a_cohort_partitioned_by_subject_reads_the_subject_from_the_folder_names(
+    panel, tmp_path
+):
+    # Hive partitions patient=<k>: the subject is in the folder names only, not the files.
+    write(panel.reset_index(), tmp_path, partition_cols=["patient"])
+    assert "patient" not in pq.read_schema(next(tmp_path.rglob("*.parquet"))).names
+    series, _ = read_series(Cohort(tmp_path, subject="patient", time="time"), "cohort")
+    assert [key for key, _ in series] == [(i,) for i in range(10)]
+    for key, frame in series:
+        pd.testing.assert_frame_equal(frame, panel.loc[key[0]])
+
+
 @pytest.mark.parametrize("role", ["subject", "time"])
 def test_a_partition_without_the_subject_or_time_column_is_named(panel, tmp_path, role):
     table = panel.reset_index()
