@@ -82,12 +82,14 @@ times that rate; the forecaster doubles it on data too large for ``max_steps`` (
     "max_steps": (
         "int or None",
         """Maximum number of optimizer steps in all: where ``max_epochs`` passes would take
-more, training stops after the last whole epoch within ``max_steps`` (at least one epoch),
-so a fit's cost stops growing with the size of the data; ``None``: always ``max_epochs``.
-The forecaster trains data too large for two such passes (over ``max_steps`` × ``batch_size``
-/ 2 windows, e.g. a panel of many series) for all ``max_epochs`` passes at 8 × ``batch_size``
-and 2 × ``lr`` instead: chosen by ablation on held-out competition panels, its cost then
-grows with the data (see :func:`~levy_sklearn.training.training_budget`).""",
+more, training stops after the last whole epoch within ``max_steps``, so a fit's cost stops
+growing with the size of the data; ``None``: always ``max_epochs``. The forecaster trains
+data too large for two such passes (over ``max_steps`` × ``batch_size`` / 2 windows, e.g. a
+panel of many series) for all ``max_epochs`` passes at 8 × ``batch_size`` and 2 × ``lr``
+instead: chosen by ablation on held-out competition panels, its cost then grows with the
+data. Where even one pass would take more than ``max_steps`` steps, each epoch draws
+``max_steps`` batches of rows (seeded) instead of every row, so the cost of a fit is bounded
+however large the data (see :func:`~levy_sklearn.training.training_budget`).""",
     ),
     "batch_size": (
         "int",
@@ -284,6 +286,7 @@ class LevyHyperparameters:
             device=self.device,
             seed=seed,
             verbose=self.verbose,
+            rows=budget.rows,
             **resolved,
         )
 

@@ -25,6 +25,7 @@ from ._time_axis import TimeAxis, describe_kind, index_kind, is_positive_span
 from .calibration import LeadCalibration, population_spread, with_unseen
 from .calibration.held_out import calibrate, calibrate_across_series, held_out_forecasts
 from .training import (
+    BatchDataset,
     Budget,
     LevyNeuralNet,
     NetworkSpec,
@@ -35,16 +36,17 @@ from .training import (
     progress_label,
 )
 from .validation import own_scaling, target_scaling
-from .windows import SeriesWindows, WindowPlan, calibration_start
+from .windows import WindowPlan, WindowSource, calibration_start
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
-# never saw. calibration_folds="auto" scores every fold (cross-fitting) on panels of fewer
-# series than _AUTO_CROSS_FIT_BELOW, where one fold holds too few subjects and scores to
-# calibrate by lead, and where the extra trainings are cheap; one fold on larger panels.
+# never saw. calibration_folds="auto" scores every fold (cross-fitting) on every panel: the
+# calibration rests on every subject and the pretrained network learns from all of them.
+# Each of the N_FOLDS + 1 trainings is bounded by max_steps (training_budget), so the cost of
+# pretraining grows with the panel up to that bound and never falls as it grows; a fold count
+# that fell with the panel's size made a larger panel train faster than a smaller one.
 N_FOLDS = 5
 MIN_PANEL_TO_HOLD_OUT = 5
-_AUTO_CROSS_FIT_BELOW = 100
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
 # this many observations: on long irregular series the held-out tenth costs no CRPS and brings
 # the coverage to nominal, on series of a few hundred points it costs about 9 % CRPS
@@ -80,6 +82,9 @@ _AUTO_MAX_TARGETS = 16
 # panel's pooled standard deviations from its mean (beyond 99.7 % of a Normal's values) gets
 # a warning naming the channel.
 _FAR_FROM_POPULATION = 3.0
+# Held-out windows are cut and forecast this many at a time when calibrating: memory holds
+# one chunk's tokens, not every window's.
+_CALIBRATION_CHUNK = 4096
 
 
 @dataclass(frozen=True)
@@ -502,12 +507,13 @@ def calibration_share(
 
 def train_network(
     spec: SeriesSpec,
-    windows: SeriesWindows,
+    windows: WindowSource,
     seed: int,
     network_spec: Callable[..., NetworkSpec],
     training_spec: Callable[..., TrainingSpec],
 ) -> LevyNeuralNet:
-    """Build the network for ``spec`` and train it on ``windows``: windowed heads start with
+    """Build the network for ``spec`` and train it on ``windows`` (cut batch by batch as
+    training draws them, see :func:`window_dataset`): windowed heads start with
     half the context as look-back, the autoregression has ``spec.lags`` lags and a weight
     per time unit of the horizon, and learns faster where the windows' season is removed.
 
@@ -515,7 +521,8 @@ def train_network(
     front-end's hyperparameters with what the series resolved (see
     :class:`~levy_sklearn.training.NetworkSpec` and
     :class:`~levy_sklearn.training.TrainingSpec`)."""
-    if not np.isfinite(windows.targets).any():
+    index = windows.index
+    if not np.any(index.cutoffs < index.ends):  # no window, or every target hidden
         raise ValueError(
             "No training window could be cut from y: every window needs at least one "
             "observation in its context and one in the max_horizon after its cutoff. "
@@ -533,12 +540,34 @@ def train_network(
             calendar_harmonics=CALENDAR_HARMONICS,
         ),
         training_spec(
-            len(windows.targets),
+            windows.n_windows,
             recipe="windows",
             lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() and not spec.echoes() else 1.0,
         ),
     )
-    return fit_levy_net(net, windows.tokens, windows.targets.astype(np.float32), seed)
+    return fit_levy_net(net, window_dataset(windows), None, seed)
+
+
+def window_dataset(windows: WindowSource) -> BatchDataset:
+    """The training rows of ``windows``, each batch's windows cut when it is drawn: memory
+    holds the series and a few batches however many windows they make. A batch is padded
+    to its longest window: a width fixed for the whole fit would take a pass over every
+    window (the cost this avoids) or a bound as wide as ``max_tokens`` and every input
+    token, far wider than most windows, which every step would then pay for."""
+    return BatchDataset(windows.n_windows, windows.batch)
+
+
+def held_out_parts(
+    net: LevyNeuralNet, windows: WindowSource, n_channels: int, population: np.ndarray | None
+) -> list[tuple[np.ndarray, ...]]:
+    """:func:`~levy_sklearn.calibration.held_out.held_out_forecasts` of ``windows``, cut and
+    forecast :data:`_CALIBRATION_CHUNK` windows at a time (one part each, as
+    :func:`~levy_sklearn.calibration.held_out.calibrate` pools them)."""
+    parts = [
+        held_out_forecasts(net, chunk, n_channels, population)
+        for chunk in windows.chunks(_CALIBRATION_CHUNK)
+    ]
+    return parts or [held_out_forecasts(net, windows.cut(), n_channels, population)]
 
 
 def calibrated_on(
@@ -560,14 +589,14 @@ def calibrated_on(
     if plan.calibration_fraction <= 0:
         return LeadCalibration.identity(n_channels)
     levels = panel.population if anchored else None
-    windows = plan.windows(panel.times, panel.values, part, seed, levels, panel.inputs)
+    windows = plan.source(panel.times, panel.values, part, seed, levels, panel.inputs)
     population = panel.population if pull else None
-    return calibrate([held_out_forecasts(net, windows, n_channels, population)], n_channels)
+    return calibrate(held_out_parts(net, windows, n_channels, population), n_channels)
 
 
 def continue_network(
     net: LevyNeuralNet,
-    windows: SeriesWindows,
+    windows: WindowSource,
     seed: int,
     budget: Callable[[int], Budget],
     verbose: int,
@@ -576,15 +605,16 @@ def continue_network(
     that ``budget(n_windows)`` gives (the front-end's ``max_epochs`` within its
     ``max_steps``; the learning rate stays ``net``'s): an interrupted update leaves ``net``
     as it was."""
-    steps = budget(len(windows.targets))
+    steps = budget(windows.n_windows)
     return continue_levy_net(
         net,
-        windows.tokens,
-        windows.targets.astype(np.float32),
+        window_dataset(windows),
+        None,
         seed,
         steps.epochs,
         verbose=verbose,
         batch_size=steps.batch_size,
+        rows=steps.rows,
     )
 
 
@@ -592,7 +622,7 @@ def pretrain_calibrated(
     panel: Panel,
     calibration_folds: int | str,
     seed: int,
-    train: Callable[[SeriesWindows], LevyNeuralNet],
+    train: Callable[[WindowSource], LevyNeuralNet],
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     """The pretrained network and its calibration across subjects (``calibration_folds``,
     see :func:`~levy_sklearn.calibration.held_out.calibrate_across_series`; ``train`` makes
@@ -610,7 +640,7 @@ def _pretrain_calibrated(
     panel: Panel,
     calibration_folds: int | str,
     seed: int,
-    train: Callable[[SeriesWindows], LevyNeuralNet],
+    train: Callable[[WindowSource], LevyNeuralNet],
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     n, n_channels = len(panel.times), panel.mean.size
     times, values = panel.times, panel.values
@@ -624,13 +654,13 @@ def _pretrain_calibrated(
             stacklevel=5,  # the user's pretrain, through sktime's public method
         )
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
-        net = train(plan.windows(times, values, "train", seed, panel.population, panel.inputs))
+        net = train(plan.source(times, values, "train", seed, panel.population, panel.inputs))
         return net, calibrated_on(net, plan, panel, "calibrate", seed, pull=True, anchored=True)
     plan = panel.spec.plan()
 
-    def windows(series: np.ndarray, part: str) -> SeriesWindows:
+    def windows(series: np.ndarray, part: str) -> WindowSource:
         picked = np.flatnonzero(series)
-        return plan.windows(
+        return plan.source(
             [times[i] for i in picked],
             [values[i] for i in picked],
             part,
@@ -641,14 +671,14 @@ def _pretrain_calibrated(
 
     n_scored = calibration_folds
     if n_scored == "auto":
-        n_scored = N_FOLDS if n < _AUTO_CROSS_FIT_BELOW else 1
+        n_scored = N_FOLDS
     return calibrate_across_series(
         n,
         N_FOLDS,
         n_scored,
         seed,
         lambda series: train(windows(series, "all")),
-        lambda net, series: held_out_forecasts(
+        lambda net, series: held_out_parts(
             net, windows(series, "held_out"), n_channels, panel.population[series]
         ),
         n_channels,

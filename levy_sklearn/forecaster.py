@@ -168,7 +168,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ``pretrain``, any share > 0 calibrates on the whole (unseen) series, only widening σ.
     calibration_folds : int in [1, 5] or "auto", default="auto"
         ``pretrain`` calibrates σ on this many of five seeded folds of whole series, each
-        forecast by a network trained without it; ``"auto"``: 5 below 100 series, else 1.
+        forecast by a network trained without it; ``"auto"``: 5 (each training within
+        ``max_steps``, so the cost never falls as the panel grows).
     observation_dropout : float, default=0.3
         Share of training windows thinned at random, and as many extra windows cut with a
         gap or hole, so that sparse histories get the larger σ they deserve.
@@ -799,9 +800,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         plan = spec.plan(self.calibration_fraction_)
         ranked = panel.in_key_order([key for key, _ in series])  # trained in the keys' order
         if pretrained is None:
-            windows = plan.windows(
-                ranked.times, ranked.values, "train", seed, inputs=ranked.inputs
-            )
+            windows = plan.source(ranked.times, ranked.values, "train", seed, inputs=ranked.inputs)
             self.net_ = self._trainer(spec, self.n_channels_, seed, n_inputs)(windows)
             self.calibration_ = calibrated_on(self.net_, plan, ranked, "calibrate", seed)
         else:

@@ -11,7 +11,7 @@ prediction inputs are these windows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -605,6 +605,93 @@ def calibration_start(t: np.ndarray, fraction: float) -> float:
     return t[0] + (1 - fraction) * (t[-1] - t[0])
 
 
+class WindowIndex(NamedTuple):
+    """Where a plan's windows are cut, one entry per window (see :meth:`WindowPlan.index`):
+    a few numbers each, where a window's tokens take several per observation.
+
+    Attributes
+    ----------
+    series : ndarray of shape (n,)
+        The series each window is cut from.
+    cutoffs : ndarray of shape (n,)
+        Its cutoff.
+    gaps : ndarray of shape (n,)
+        How long before the cutoff its context ends (see :func:`series_windows`).
+    keeps : ndarray of shape (n,)
+        Whether it keeps its last observation in the gap.
+    ends : ndarray of shape (n,)
+        Its targets after this time are hidden (the calibration period).
+    """
+
+    series: np.ndarray
+    cutoffs: np.ndarray
+    gaps: np.ndarray
+    keeps: np.ndarray
+    ends: np.ndarray
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> WindowIndex:
+        """The index of these ``rows``, in their order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return WindowIndex(*(field[rows] for field in self))
+
+
+class WindowSource(NamedTuple):
+    """A plan's windows of some series, cut on demand (see :meth:`WindowPlan.source`).
+
+    Attributes
+    ----------
+    plan : WindowPlan
+    times, values : list of ndarray
+        The series (see :meth:`WindowPlan.windows`).
+    index : WindowIndex
+        Where the windows are cut.
+    levels, inputs : sequence, optional
+        As for :meth:`WindowPlan.windows`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.windows import WindowPlan
+    >>> plan = WindowPlan(8.0, 2.0, None, "last", 64, None, 100, 0.0, 0.0)
+    >>> t, v = np.arange(20.0), np.arange(20.0)[:, None]
+    >>> source = plan.source([t], [v], "train", seed=0)
+    >>> source.n_windows, [w.cutoffs.size for w in source.chunks(8)]
+    (19, [8, 8, 3])
+    >>> tokens, targets = source.batch([3, 0])  # what a training step reads
+    >>> targets.shape, targets.dtype
+    ((2, 2), dtype('float32'))
+    """
+
+    plan: WindowPlan
+    times: list[np.ndarray]
+    values: list[np.ndarray]
+    index: WindowIndex
+    levels: Sequence[np.ndarray] | None = None
+    inputs: Sequence[InputSeries] | None = None
+
+    @property
+    def n_windows(self) -> int:
+        """How many windows the source holds."""
+        return int(self.index.series.size)
+
+    def cut(self, rows: Sequence[int] | np.ndarray | None = None) -> SeriesWindows:
+        """The windows of ``rows`` (all by default), in their order (see
+        :meth:`WindowPlan.cut`)."""
+        index = self.index if rows is None else self.index.take(rows)
+        return self.plan.cut(self.times, self.values, index, self.levels, self.inputs)
+
+    def batch(self, rows: Sequence[int] | np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The token arrays and float32 targets of the windows of ``rows``: a training
+        batch, padded to its longest window."""
+        windows = self.cut(rows)
+        return windows.tokens, windows.targets.astype(np.float32)
+
+    def chunks(self, size: int) -> Iterator[SeriesWindows]:
+        """Every window, ``size`` at a time, in order."""
+        for start in range(0, self.n_windows, size):
+            yield self.cut(np.arange(start, min(start + size, self.n_windows)))
+
+
 @dataclass(frozen=True)
 class WindowPlan:
     """Which windows a forecaster cuts from its series: for training, for calibration and
@@ -710,6 +797,40 @@ class WindowPlan:
         context span) are the forecasts a user makes.
         ``levels``: each series' population level (see :func:`series_windows`'
         ``absent_levels``); ``inputs``: each series' covariates (its ``inputs``)."""
+        return self.source(times, values, part, seed, levels, inputs).cut()
+
+    def source(
+        self,
+        times: list[np.ndarray],
+        values: list[np.ndarray],
+        part: str,
+        seed: int,
+        levels: Sequence[np.ndarray] | None = None,
+        inputs: Sequence[InputSeries] | None = None,
+    ) -> WindowSource:
+        """The windows of :meth:`windows` (same arguments), not cut yet: a fit trains on
+        them and scores them a batch at a time, so its memory holds the series and a few
+        batches, however many windows they make."""
+        index = self.index(times, values, part, seed)
+        return WindowSource(self, times, values, index, levels, inputs)
+
+    def index(
+        self, times: list[np.ndarray], values: list[np.ndarray], part: str, seed: int
+    ) -> WindowIndex:
+        """Where the windows of :meth:`windows` are cut (same arguments), a few numbers per
+        window and no token: :meth:`cut` cuts any of them, so a fit holds this index and
+        cuts each batch's windows when it trains on them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.windows import WindowPlan
+        >>> plan = WindowPlan(8.0, 2.0, None, "last", 64, None, 100, 0.5, 0.0)
+        >>> t, v = np.arange(20.0), np.arange(20.0)[:, None]
+        >>> index = plan.index([t], [v], "train", seed=0)
+        >>> index.series.size, int((index.gaps > 0).sum())  # 19 windows and 10 repeated with a gap
+        (29, 10)
+        """
         cutoffs, ends, gaps, keeps = [], [], [], []
         # Gap windows (see observation_dropout) are drawn from the seed, reproducibly.
         rng = np.random.default_rng(seed)
@@ -743,26 +864,75 @@ class WindowPlan:
             cutoffs.append(cut)
             gaps.append(gap)
             keeps.append(keep)
-            ends.append(split if part == "train" else np.inf)
-        return self.with_calendar(
-            series_windows(
-                times,
-                values,
-                cutoffs,
-                context_length=self.context_span,
-                horizon=self.horizon_span,
-                target_end=ends,
-                normalization=self.normalization,
-                seasonal_period=self.seasonal_period,
-                max_tokens=self.max_tokens,
-                max_queries=self.max_targets,
-                context_gaps=gaps,
-                gap_keeps_last=keeps,
-                absent_levels=levels,
-                inputs=inputs,
-                echoes=self.echoes,
-            )
+            ends.append(np.full(cut.size, split if part == "train" else np.inf))
+        sizes = [c.size for c in cutoffs]
+        return WindowIndex(
+            np.repeat(np.arange(len(sizes), dtype=np.int64), sizes),
+            *(
+                np.concatenate([np.zeros(0, dtype), *parts]).astype(dtype)
+                for parts, dtype in ((cutoffs, float), (gaps, float), (keeps, bool), (ends, float))
+            ),
         )
+
+    def cut(
+        self,
+        times: list[np.ndarray],
+        values: list[np.ndarray],
+        index: WindowIndex,
+        levels: Sequence[np.ndarray] | None = None,
+        inputs: Sequence[InputSeries] | None = None,
+    ) -> SeriesWindows:
+        """The windows of ``index`` (from :meth:`index`, or some of its rows), in its order,
+        padded to the longest of them; ``series`` numbers the series of ``times``.
+        ``levels`` and ``inputs`` as for :meth:`windows`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.windows import WindowPlan
+        >>> plan = WindowPlan(8.0, 2.0, None, "last", 64, None, 100, 0.0, 0.0)
+        >>> t, v = np.arange(20.0), np.arange(20.0)[:, None]
+        >>> index = plan.index([t, t], [v, 2 * v], "train", seed=0)
+        >>> some = plan.cut([t, t], [v, 2 * v], index.take([30, 2]))
+        >>> some.series.tolist(), some.cutoffs.tolist()
+        ([1, 0], [11.0, 2.0])
+        """
+        # series_windows cuts series by series: the rows grouped by series (stably), cut,
+        # then put back in the index's order.
+        order = np.argsort(index.series, kind="stable")
+        series, starts = np.unique(index.series[order], return_index=True)
+        bounds = [*starts[1:], order.size]
+        groups = [order[a:b] for a, b in zip(starts, bounds, strict=True)]
+
+        def each(seq: Sequence | None) -> list | None:
+            return None if seq is None else [seq[i] for i in series]
+
+        windows = series_windows(
+            each(times) or [],
+            each(values) or [],
+            [index.cutoffs[g] for g in groups],
+            context_length=self.context_span,
+            horizon=self.horizon_span,
+            target_end=[float(index.ends[g[0]]) for g in groups],
+            normalization=self.normalization,
+            seasonal_period=self.seasonal_period,
+            max_tokens=self.max_tokens,
+            max_queries=self.max_targets,
+            context_gaps=[index.gaps[g] for g in groups],
+            gap_keeps_last=[index.keeps[g] for g in groups],
+            absent_levels=each(levels),
+            inputs=each(inputs),
+            echoes=self.echoes,
+        )
+        back = np.argsort(order, kind="stable")
+        if not np.array_equal(back, np.arange(back.size)):
+            windows = SeriesWindows(
+                {key: value[back] for key, value in windows.tokens.items()},
+                *(field[back] for field in windows[1:]),
+            )
+        if series.size:
+            windows = windows._replace(series=series[windows.series])
+        return self.with_calendar(windows)
 
     def forecast_windows(
         self,

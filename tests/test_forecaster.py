@@ -451,9 +451,9 @@ def test_pretrain_calibrates_on_held_out_folds_of_series(monkeypatch, one_fold_c
 
     rows = []  # training windows of each network trained
 
-    def spy(net, tokens, targets, seed):
-        rows.append(len(targets))
-        return fit(net, tokens, targets, seed)
+    def spy(net, windows, targets, seed):  # windows: a dataset cut per batch
+        rows.append(len(windows))
+        return fit(net, windows, targets, seed)
 
     fit = module.fit_levy_net
     monkeypatch.setattr(module, "fit_levy_net", spy)
@@ -955,3 +955,53 @@ def test_a_channel_a_new_subject_never_showed_gets_the_populations_calibrated_sp
         lower, upper = (bounds[("b", c, side)].to_numpy() for side in ("lower", "upper"))
         covered = ((lower <= truth) & (truth <= upper)).reshape(300, 3)[:, 0].mean()
         assert abs(covered - c) < 0.07, (c, covered)  # 300 subjects: sd of 0.03 at 50 %
+
+
+@pytest.mark.filterwarnings("ignore:Training ended with a loss")  # three steps learn little
+def test_max_steps_bounds_pretraining_below_one_epoch():
+    """Where one epoch holds more than max_steps batches, each network trains exactly
+    max_steps of them, on rows drawn from the seed: the same seed gives the same network
+    and forecasts, another seed other rows."""
+    from levy_sklearn.datasets import make_irregular_vitals
+
+    panel = make_irregular_vitals(8, duration=12.0, random_state=0)
+    params = {**TINY_FC, "max_epochs": 1, "max_steps": 3, "batch_size": 8}
+
+    def pretrained(seed):
+        f = LevyForecaster(**{**params, "random_state": seed}).pretrain(panel)
+        net = f.pretrained_net_
+        steps = [b for b in net.history[-1, "batches"] if "train_loss" in b]
+        assert len(steps) == 3 < len(panel) / 8  # well short of one epoch
+        history = panel.xs(0, level=0)
+        fh = pd.to_timedelta([5, 20], unit="min")
+        return f.fit(history).predict_var(fh=fh).to_numpy(), net.history[-1, "train_loss"]
+
+    (a, loss_a), (b, loss_b), (_, loss_c) = pretrained(0), pretrained(0), pretrained(1)
+    np.testing.assert_array_equal(a, b)
+    assert loss_a == loss_b != loss_c
+
+
+def test_pretraining_cost_never_falls_as_the_panel_grows(monkeypatch):
+    """calibration_folds="auto" cross-fits every fold whatever the panel's size, each
+    training within max_steps: a panel one subject larger trains as many networks, each
+    as long or longer, where a fold count that fell at a size made the larger panel train
+    one network where the smaller trained six."""
+    import levy_sklearn._series_training as module
+
+    steps = []  # optimizer steps of each network trained
+
+    def spy(net, windows, targets, seed):
+        fitted = fit(net, windows, targets, seed)
+        steps.append(sum("train_loss" in b for e in fitted.history for b in e["batches"]))
+        return fitted
+
+    fit = module.fit_levy_net
+    monkeypatch.setattr(module, "fit_levy_net", spy)
+    params = {**TINY_FC, "max_epochs": 1, "max_steps": 2, "windows_per_series": 4}
+    costs = []
+    for n_series in (99, 100):
+        steps.clear()
+        LevyForecaster(**params).pretrain(sine_panel(n_series, n=30, seed=2))
+        costs.append(list(steps))
+    assert [len(c) for c in costs] == [6, 6]  # five fold networks and the pretrained one
+    assert all(s == 2 for c in costs for s in c)  # each within max_steps

@@ -276,3 +276,59 @@ def test_held_out_windows_hold_every_cutoff_of_a_series_first_context():
     assert held.tolist() == np.union1d(spaced, np.arange(8.0)).tolist()
     # Training windows keep the cap: only the forecasts scored are added.
     assert plan.windows([t], [v], "train", seed=0).origins.tolist() == spaced.tolist()
+
+
+def test_training_batches_cut_lazily_equal_the_windows_cut_whole():
+    """The batches a fit trains on, each cut when drawn (in a shuffled order), are the rows
+    of the windows cut whole, padded to the batch's longest window instead of the longest
+    of all: gap and hole windows, echoes, calendar phases, population levels and covariate
+    tokens (known ahead, past only, static) alike."""
+    from torch.utils.data import DataLoader, default_convert
+
+    from levy_sklearn._series_training import window_dataset
+    from levy_sklearn.windows import InputSeries
+
+    rng = np.random.default_rng(1)
+    times, values, inputs = [], [], []
+    for n in (40, 25, 60):
+        t = np.sort(rng.uniform(0, 30, n))
+        v = rng.normal(size=(n, 2))
+        v[rng.random((n, 2)) < 0.4] = np.nan
+        v[np.isnan(v).all(axis=1), 0] = 1.0
+        times.append(t)
+        values.append(v)
+        x = rng.normal(size=(n, 3))
+        inputs.append(
+            InputSeries(t, x, np.array([True, False, False]), np.array([np.nan, np.nan, 2.0]))
+        )
+    levels = rng.normal(size=(3, 2))
+    plan = WindowPlan(6.0, 2.0, None, "trend", 12, 3, 50, 0.5, 0.2, (5.0,), ((7.0, 0.25),))
+    whole = plan.windows(times, values, "train", 3, levels, inputs)
+    source = plan.source(times, values, "train", 3, levels, inputs)
+    assert source.n_windows == whole.cutoffs.size > 100
+    order = np.random.default_rng(0).permutation(source.n_windows)
+    loader = DataLoader(
+        window_dataset(source), batch_size=16, sampler=order, collate_fn=default_convert
+    )
+    seen, narrower = 0, 0
+    for (tokens, targets), rows in zip(loader, np.array_split(order, len(loader)), strict=True):
+        assert set(tokens) == set(whole.tokens) and "calendar" in tokens
+        width = int(whole.tokens["mask"][rows].sum(axis=1).max())
+        queries = int(np.isfinite(whole.targets[rows]).any(axis=0).nonzero()[0].max()) + 1
+        for key, value in tokens.items():
+            reference = whole.tokens[key][rows]
+            if key in ("times", "channels", "values", "mask"):
+                assert value.shape[1] == width  # padded to this batch's longest window
+                narrower += width < whole.tokens["mask"].shape[1]
+                assert not whole.tokens["mask"][rows][:, width:].any()
+                reference = reference[:, :width]
+            elif key.startswith("query"):
+                reference = reference[:, : value.shape[1]]
+            np.testing.assert_array_equal(value.numpy(), reference)
+        assert targets.shape[1] >= queries
+        np.testing.assert_array_equal(
+            targets.numpy(), whole.targets[rows][:, : targets.shape[1]].astype(np.float32)
+        )
+        assert np.isnan(whole.targets[rows][:, targets.shape[1] :]).all()
+        seen += len(rows)
+    assert seen == source.n_windows and narrower > 0

@@ -115,13 +115,14 @@ def calibrate_across_series(
     n_scored: int,
     seed: int,
     train: Callable[[np.ndarray], LevyNeuralNet],
-    score: Callable[[LevyNeuralNet, np.ndarray], tuple[np.ndarray, ...]],
+    score: Callable[[LevyNeuralNet, np.ndarray], list[tuple[np.ndarray, ...]]],
     n_channels: int,
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     """A network and its calibration on series it never saw (cross-fitting over series).
 
     The series are dealt into ``n_folds`` seeded folds; each of the first ``n_scored`` is
-    forecast (``score(net, in_fold)``, see :func:`held_out_forecasts`) by a network trained
+    forecast (``score(net, in_fold)``: a list of :func:`held_out_forecasts`, one per chunk
+    of windows) by a network trained
     without it (``train(in_training)``, both boolean masks over the series). With one
     scored fold that network is the one returned; with more, a last one learns from every
     series. Series, not time points, are held out: a new subject is exchangeable with the
@@ -131,7 +132,7 @@ def calibrate_across_series(
     for fold in range(n_scored):
         with progress_label(f"fold {fold + 1}/{n_folds} held out"):
             net = train(folds != fold)
-        parts.append(score(net, folds == fold))
+        parts.extend(score(net, folds == fold))
     if n_scored > 1:
         with progress_label("all series"):
             net = train(np.ones(n_series, bool))

@@ -5,7 +5,9 @@ handling; this package only teaches it that LevyNet returns ``(mean, variance, â
 to score that with a proper scoring rule. One module a concept:
 
 - ``losses``: the proper scoring rules (:class:`GaussianScore`);
-- ``data``: how the loader fetches a batch of token arrays (:class:`TokenDataset`);
+- ``data``: how the loader fetches a batch of token arrays (:class:`TokenDataset`, or
+  :class:`BatchDataset` where they are made per batch) and how many rows an epoch draws
+  (:func:`epoch_loader`);
 - ``schedule``: the learning-rate cycle of each training call (:class:`BaseLRScheduler`);
 - ``progress``: what ``verbose > 0`` shows (:class:`FitProgressBar`, :func:`progress_label`);
 - ``net``: the skorch net and its inference (:class:`LevyNeuralNet`);
@@ -28,7 +30,9 @@ from .budget import LARGE_DATA_LR_GROWTH as LARGE_DATA_LR_GROWTH
 from .budget import Budget as Budget
 from .budget import training_budget as training_budget
 from .data import SAMPLE_WEIGHT as SAMPLE_WEIGHT
+from .data import BatchDataset as BatchDataset
 from .data import TokenDataset as TokenDataset
+from .data import epoch_loader as epoch_loader
 from .device import check_device as check_device
 from .fitting import continue_levy_net as continue_levy_net
 from .fitting import fit_levy_net, make_levy_net

@@ -26,6 +26,8 @@ class Budget:
     epochs: int
     batch_size: int
     lr: float
+    #: Rows each epoch draws (seeded, without replacement); ``None``: every row.
+    rows: int | None = None
 
 
 def training_budget(
@@ -40,11 +42,15 @@ def training_budget(
     """The epochs, batch size and learning rate of a fit on ``n_rows`` rows.
 
     Small data keeps ``max_epochs`` passes at ``batch_size`` and ``lr``. Where they would take
-    over ``max_steps`` steps, training stops after the last whole epoch within ``max_steps``
-    (always at least one), so the cost of a fit stops growing with the number of rows; with
-    ``grow``, data so large that fewer than two epochs would fit train all ``max_epochs``
-    passes at :data:`LARGE_DATA_BATCH_GROWTH` times ``batch_size`` and
-    :data:`LARGE_DATA_LR_GROWTH` times ``lr`` instead (their cost grows with the data).
+    over ``max_steps`` steps, training stops after the last whole epoch within ``max_steps``,
+    so the cost of a fit stops growing with the number of rows; with ``grow``, data so large
+    that fewer than two epochs would fit train all ``max_epochs`` passes at
+    :data:`LARGE_DATA_BATCH_GROWTH` times ``batch_size`` and :data:`LARGE_DATA_LR_GROWTH`
+    times ``lr`` instead (their cost grows with the data). Where even one pass at that batch
+    size takes more than ``max_steps`` steps, each epoch draws ``max_steps`` batches of rows
+    (``rows``, drawn without replacement from the seed) instead of every row: one epoch
+    (``max_epochs`` where the batch grew) of ``max_steps`` steps bounds the cost of a fit,
+    however many rows it has, and the cost never falls as the rows grow.
 
     Parameters
     ----------
@@ -75,7 +81,9 @@ def training_budget(
     >>> training_budget(5000, 64, 0.01, max_epochs=40, max_steps=1000).epochs  # 79 steps each
     12
     >>> training_budget(40000, 32, 0.01, max_epochs=10, max_steps=500, grow=True)
-    Budget(epochs=10, batch_size=256, lr=0.02)
+    Budget(epochs=10, batch_size=256, lr=0.02, rows=None)
+    >>> training_budget(10**6, 32, 0.01, max_epochs=10, max_steps=500, grow=True).rows
+    128000
     """
     if max_steps is None:
         return Budget(max_epochs, batch_size, lr)
@@ -83,5 +91,8 @@ def training_budget(
     steps_per_epoch = max(1, math.ceil(n_train / batch_size))
     epochs = max(1, min(max_epochs, max_steps // steps_per_epoch))
     if grow and epochs < min(2, max_epochs):
-        return Budget(max_epochs, LARGE_DATA_BATCH_GROWTH * batch_size, LARGE_DATA_LR_GROWTH * lr)
+        epochs = max_epochs
+        batch_size, lr = LARGE_DATA_BATCH_GROWTH * batch_size, LARGE_DATA_LR_GROWTH * lr
+    if math.ceil(n_train / batch_size) > max_steps:  # not one whole pass within max_steps
+        return Budget(epochs, batch_size, lr, max_steps * batch_size)
     return Budget(epochs, batch_size, lr)

@@ -1,13 +1,18 @@
-"""How skorch's data loader fetches the token arrays of a batch."""
+"""How skorch's data loader fetches the token arrays of a batch: indexed in arrays held
+whole (:class:`TokenDataset`) or made when the batch is drawn (:class:`BatchDataset`), and
+how many rows an epoch draws (:func:`epoch_loader`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
 from skorch.dataset import Dataset
+from torch.utils.data import DataLoader, RandomSampler
 
-__all__ = ["SAMPLE_WEIGHT", "TokenDataset"]
+__all__ = ["SAMPLE_WEIGHT", "BatchDataset", "TokenDataset", "epoch_loader"]
 
 #: Key of the optional per-row weights in a token dict (see :class:`LevyNeuralNet`).
 SAMPLE_WEIGHT = "sample_weight"
@@ -37,3 +42,74 @@ class TokenDataset(Dataset):
 
     def __getitems__(self, indices: list[int]) -> tuple[Any, Any]:
         return self[np.asarray(indices, dtype=np.int64)]
+
+
+class BatchDataset(torch.utils.data.Dataset):
+    """Rows made when a batch asks for them: ``make(rows)`` returns the token arrays and
+    targets of those rows, in their order (e.g. windows cut from series,
+    :meth:`~levy_sklearn.windows.WindowSource.batch`), so memory holds a batch at a time.
+
+    Fetched a whole batch at a time, as :class:`TokenDataset` is; skorch's ``ValidSplit``
+    splits it by row as it splits arrays.
+
+    Parameters
+    ----------
+    n_rows : int
+        How many rows there are.
+    make : callable
+        ``make(rows) -> (tokens, targets)`` for an integer array of rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from torch.utils.data import DataLoader, default_convert
+    >>> from levy_sklearn.training import BatchDataset
+    >>> def make(rows):
+    ...     return {"values": rows[:, None] * np.ones((1, 2))}, rows.astype(float)
+    >>> loader = DataLoader(BatchDataset(5, make), batch_size=2, collate_fn=default_convert)
+    >>> [y.tolist() for _, y in loader]
+    [[0.0, 1.0], [2.0, 3.0], [4.0]]
+    """
+
+    def __init__(self, n_rows: int, make: Callable[[np.ndarray], tuple[Any, Any]]) -> None:
+        self.n_rows = int(n_rows)
+        self.make = make
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+    def __getitems__(self, indices: list[int]) -> tuple[Any, Any]:
+        return self.make(np.asarray(indices, dtype=np.int64))
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        tokens, targets = self.make(np.array([index], dtype=np.int64))
+        return {key: value[0] for key, value in tokens.items()}, targets[0]
+
+
+def epoch_loader(dataset: Any, rows: int | None = None, shuffle: bool = False, **kwargs: Any):
+    """skorch's training loader: every row once an epoch (shuffled as torch shuffles), or,
+    with ``rows`` below the data's, that many rows drawn without replacement each epoch,
+    from torch's global random state as shuffling draws: training bounded below one epoch.
+
+    Parameters
+    ----------
+    dataset : torch Dataset
+    rows : int, optional
+        Rows an epoch draws; ``None``: every row.
+    shuffle : bool, default=False
+        As torch's ``DataLoader``'s.
+    **kwargs
+        Passed to torch's ``DataLoader``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.training import TokenDataset, epoch_loader
+    >>> data = TokenDataset({"values": np.zeros((100, 2))}, np.arange(100.0))
+    >>> len(epoch_loader(data, rows=30, shuffle=True, batch_size=8))  # 30 rows: 4 steps
+    4
+    """
+    if rows is None or rows >= len(dataset):
+        return DataLoader(dataset, shuffle=shuffle, **kwargs)
+    sampler = RandomSampler(dataset, num_samples=int(rows)) if shuffle else range(int(rows))
+    return DataLoader(dataset, sampler=sampler, **kwargs)

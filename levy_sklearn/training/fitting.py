@@ -12,11 +12,11 @@ import numpy as np
 import torch
 from skorch.callbacks import EarlyStopping
 from skorch.dataset import ValidSplit
-from torch.utils.data import default_convert
+from torch.utils.data import Dataset, default_convert
 
 from ..network import LevyNet
 from ..tokens import take_tokens
-from .data import TokenDataset
+from .data import TokenDataset, epoch_loader
 from .device import check_device, has_fused_adamw
 from .losses import GaussianScore
 from .net import LevyNeuralNet
@@ -29,6 +29,9 @@ __all__ = ["continue_levy_net", "fit_levy_net", "make_levy_net"]
 
 # Learning-rate multiplier of the log-scale scalars in the "rows" recipe (see make_levy_net).
 _LOG_PARAM_LR = 10.0
+# Rows of a dataset (made per batch) made at once after training: for the check that
+# training learned (evenly spaced rows) and for the variance calibration of loss="mse".
+_CHUNK_ROWS = 4096
 
 
 def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet:
@@ -110,8 +113,11 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
         dataset=TokenDataset,
         iterator_train__collate_fn=default_convert,
         iterator_valid__collate_fn=default_convert,
-        # Shuffling draws from torch's global RNG, which fit_levy_net seeds.
+        # Shuffling draws from torch's global RNG, which fit_levy_net seeds; an epoch of
+        # `rows` draws that many rows (training bounded below one epoch).
+        iterator_train=epoch_loader,
         iterator_train__shuffle=True,
+        iterator_train__rows=run.rows,
         device=device,
         verbose=run.verbose,
         # With verbose > 0 skorch's epoch table is printed above the progress bar.
@@ -125,8 +131,8 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
 
 def fit_levy_net(
     net: LevyNeuralNet,
-    X: Mapping[str, np.ndarray],
-    y: np.ndarray,
+    X: Mapping[str, np.ndarray] | Dataset,
+    y: np.ndarray | None,
     random_state: int | None,
 ) -> LevyNeuralNet:
     """Train ``net`` reproducibly, calibrate σ for ``loss="mse"``, switch to float64 inference.
@@ -140,10 +146,12 @@ def fit_levy_net(
     ----------
     net : LevyNeuralNet
         From :func:`make_levy_net`.
-    X : dict of array
-        Token arrays.
-    y : ndarray of shape (n, Q)
-        float32 targets (``NaN`` = unobserved, left out of the loss).
+    X : dict of array or torch Dataset
+        Token arrays, or a dataset of ``(tokens, targets)`` rows made per batch
+        (:class:`BatchDataset`).
+    y : ndarray of shape (n, Q) or None
+        float32 targets (``NaN`` = unobserved, left out of the loss); ``None`` with a
+        dataset.
     random_state : int or None
         Seed of every random choice of training.
 
@@ -171,23 +179,53 @@ def fit_levy_net(
     >>> bool(np.array_equal(a.mean, b.mean))  # same seed, same model
     True
     """
-    _check_split(net, len(y))
+    _check_split(net, _n_rows(X, y))
     with seeded(random_state):
         net.fit(X, y)
-    _checked_for_inference(net, y)
+    _checked_for_inference(net, X, y)
     if net.criterion__loss == "mse":
-        if net.train_split is None:
-            net.calibrate(X, y)
-        else:
-            _, valid = net.get_split_datasets(X, y)
-            net.calibrate(take_tokens(X, valid.indices), y[valid.indices])
+        rows = np.arange(_n_rows(X, y))
+        if net.train_split is not None:
+            rows = net.get_split_datasets(X, y)[1].indices
+        _calibrate(net, X, y, rows)
     return net
 
 
-def _checked_for_inference(net: LevyNeuralNet, y: np.ndarray) -> None:
-    """After training on targets ``y``: refuse non-finite weights, warn when the loss ended
-    worse than the trivial forecast's, and switch to float64 inference."""
+def _n_rows(X: Mapping[str, np.ndarray] | Dataset, y: np.ndarray | None) -> int:
+    return len(X) if y is None else len(y)
+
+
+def _rows(
+    X: Mapping[str, np.ndarray] | Dataset, y: np.ndarray | None, rows: np.ndarray
+) -> tuple[Mapping[str, np.ndarray], np.ndarray]:
+    """Token arrays and targets of ``rows`` of the training data (made, for a dataset)."""
+    if y is None:
+        return X.__getitems__(rows)
+    return take_tokens(X, rows), y[rows]
+
+
+def _calibrate(
+    net: LevyNeuralNet, X: Mapping[str, np.ndarray] | Dataset, y: np.ndarray | None, rows
+) -> None:
+    """``net.calibrate`` on ``rows`` of the training data, a chunk of rows at a time for a
+    dataset (whose rows are made per batch)."""
+    if y is not None:
+        net.calibrate(take_tokens(X, rows), y[rows])
+        return
+    chunks = (_rows(X, y, rows[i : i + _CHUNK_ROWS]) for i in range(0, len(rows), _CHUNK_ROWS))
+    net.calibrate_chunks(chunks)
+
+
+def _checked_for_inference(
+    net: LevyNeuralNet, X: Mapping[str, np.ndarray] | Dataset, y: np.ndarray | None
+) -> None:
+    """After training on ``X``, ``y``: refuse non-finite weights, warn when the loss ended
+    worse than the trivial forecast's (on evenly spaced rows of a dataset, whose rows are
+    made per batch), and switch to float64 inference."""
     net.check_finite()
+    if y is None:
+        n = len(X)
+        y = _rows(X, y, np.unique(np.linspace(0, n - 1, min(n, _CHUNK_ROWS)).astype(int)))[1]
     net.check_learned(y)
     net.module_.double()
 
@@ -205,12 +243,13 @@ def _check_split(net: LevyNeuralNet, n_rows: int) -> None:
 
 def continue_levy_net(
     net: LevyNeuralNet,
-    X: Mapping[str, np.ndarray],
-    y: np.ndarray,
+    X: Mapping[str, np.ndarray] | Dataset,
+    y: np.ndarray | None,
     random_state: int | None,
     epochs: int,
     verbose: int | None = None,
     batch_size: int | None = None,
+    rows: int | None = None,
 ) -> LevyNeuralNet:
     """Train a copy of a fitted net ``epochs`` more epochs (warm start, pretraining updates).
 
@@ -223,10 +262,10 @@ def continue_levy_net(
     ----------
     net : LevyNeuralNet
         A net trained by :func:`fit_levy_net`.
-    X : dict of array
-        Token arrays.
-    y : ndarray of shape (n, Q)
-        float32 targets (``NaN`` = unobserved).
+    X : dict of array or torch Dataset
+        Token arrays, or a dataset (see :func:`fit_levy_net`).
+    y : ndarray of shape (n, Q) or None
+        float32 targets (``NaN`` = unobserved); ``None`` with a dataset.
     random_state : int or None
         Seed of every random choice of the further training.
     epochs : int
@@ -235,6 +274,8 @@ def continue_levy_net(
         The copy's verbosity (see :func:`make_levy_net`); ``None`` keeps ``net``'s.
     batch_size : int, optional
         The copy's rows per step; ``None`` keeps ``net``'s.
+    rows : int, optional
+        Rows each epoch draws (see :func:`epoch_loader`); ``None``: every row.
 
     Returns
     -------
@@ -264,14 +305,15 @@ def continue_levy_net(
         net.verbose = verbose
     if batch_size is not None:
         net.batch_size = int(batch_size)
+    net.iterator_train__rows = rows
     net.training_spec_ = replace(
-        net.training_spec_, verbose=net.verbose, batch_size=net.batch_size
+        net.training_spec_, verbose=net.verbose, batch_size=net.batch_size, rows=rows
     )
     net.module_.float()
-    _check_split(net, len(y))
+    _check_split(net, _n_rows(X, y))
     with seeded(random_state):
         net.partial_fit(X, y, epochs=epochs)
-    _checked_for_inference(net, y)
+    _checked_for_inference(net, X, y)
     if net.criterion__loss == "mse":
-        net.calibrate(X, y)
+        _calibrate(net, X, y, np.arange(_n_rows(X, y)))
     return net

@@ -355,11 +355,45 @@ class LevyNeuralNet(NeuralNet):
         >>> net.calibrate(tokens, y) > 1, net.variance_scale_ > 1
         (True, True)
         """
+        return self.calibrate_chunks([(X, y)])
+
+    def calibrate_chunks(
+        self, chunks: Iterable[tuple[Mapping[str, np.ndarray], np.ndarray]]
+    ) -> float:
+        """:meth:`calibrate` on held-out rows given a chunk ``(X, y)`` at a time (chunks
+        may be padded to different widths): memory holds one chunk's tokens.
+
+        Parameters
+        ----------
+        chunks : iterable of (dict of array, ndarray)
+            Token arrays and targets of the held-out rows, a chunk at a time.
+
+        Returns
+        -------
+        float
+            ``s²``, the new ``variance_scale_``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.tokens import tokens_from_rows
+        >>> from levy_sklearn.regressor import LevyAttentionRegressor
+        >>> X = np.random.default_rng(0).normal(size=(50, 3))
+        >>> net = LevyAttentionRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0]).net_
+        >>> y = np.full((4, 1), 10.0)
+        >>> whole = net.calibrate(tokens_from_rows(X[:4]), y)
+        >>> parts = [(tokens_from_rows(X[i : i + 2]), y[i : i + 2]) for i in (0, 2)]
+        >>> bool(np.isclose(net.calibrate_chunks(parts), whole))
+        True
+        """
         self.variance_scale_ = 1.0
-        out = self.predict_moments(X)
-        y = np.asarray(y, dtype=np.float64).reshape(out.mean.shape)
-        ok = np.isfinite(y)
-        ratio = (y - out.mean)[ok] ** 2 / out.variance[ok]
+        ratios = []
+        for X, y in chunks:
+            out = self.predict_moments(X)
+            y = np.asarray(y, dtype=np.float64).reshape(out.mean.shape)
+            ok = np.isfinite(y)
+            ratios.append((y - out.mean)[ok] ** 2 / out.variance[ok])
+        ratio = np.concatenate(ratios) if ratios else np.zeros(0)
         self.variance_scale_ = float(np.mean(ratio)) if ratio.size else 1.0
         return self.variance_scale_
 

@@ -110,6 +110,8 @@ class TrainingSpec:
         The training recipe (see :data:`RECIPES`).
     lags_lr : float, default=1.0
         The autoregression's weights learn at this multiple of ``lr``.
+    rows : int or None, default=None
+        Rows each epoch draws (see :func:`epoch_loader`); ``None``: every row.
 
     Examples
     --------
@@ -133,3 +135,4 @@ class TrainingSpec:
     verbose: int
     recipe: str = "windows"
     lags_lr: float = 1.0
+    rows: int | None = None
