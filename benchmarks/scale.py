@@ -300,7 +300,7 @@ def report_text(results: list[dict], max_steps: int, load: float, command: str) 
     ]
     stopped = {r.get("stopped_after") for r in results} - {None}
     if stopped:
-        lines[4:4] = [
+        lines[5:5] = [
             f"Each pretrain was interrupted after {stopped.pop()} optimizer steps "
             "(`--stop-after`): its time, CPU and peak are those up to then.",
             "",

@@ -85,9 +85,7 @@ def test_the_series_of_a_cohort_are_the_panels(panel, tmp_path):
         pd.testing.assert_frame_equal(frame, panel.loc[key[0]])
 
 
-def test_a_cohort_partitioned_by_subject_reads_the_subject_from_the_folder_names(
-    panel, tmp_path
-):
+def test_a_cohort_partitioned_by_subject_reads_the_subject_from_the_folder_names(panel, tmp_path):
     # Hive partitions patient=<k>: the subject is in the folder names only, not the files.
     write(panel.reset_index(), tmp_path, partition_cols=["patient"])
     assert "patient" not in pq.read_schema(next(tmp_path.rglob("*.parquet"))).names
