@@ -130,14 +130,15 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     Each observed cell of ``y`` is a token ``(time, channel, value)`` (``NaN``: not observed,
     never imputed); one forward pass gives the mean and the closed-form Lévy variance of
     every forecast, calibrated per channel and lead (``calibration_``). A panel trains one
-    global model; ``pretrain(panel)`` then ``fit(series)`` forecasts a series never seen
-    (a panel on disk or in Dask: ``pretrain(Cohort(...))``, see :mod:`levy_sklearn.cohorts`).
+    global model; ``pretrain(panel)`` then ``fit(series)`` forecasts a series never seen.
     ``fh`` may hold absolute times, Timedeltas, or integer steps on a regular index.
     Exogenous ``X`` (covariates: doses, meals, weather, traits) are observations of channels
     of their own, never forecast; ``predict(fh, X=plan)`` forecasts under a plan (see
     :doc:`/user_guide/covariates`). The whole account,
     every parameter and attribute in full, is in the user guide:
     :doc:`/user_guide/how_the_forecaster_works` (:ref:`forecaster-parameters`).
+    ``pretrain`` also reads a panel on disk or in Dask, partition by partition:
+    ``pretrain(Cohort(...))`` (see :mod:`levy_sklearn.cohorts`).
 
     Parameters
     ----------
