@@ -90,15 +90,31 @@ def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> Non
             f"{what} has no rows: pass the history to forecast from (at least one observation)."
         )
     observed = np.isfinite(y.to_numpy(dtype=np.float64))
+    seen = None
     if isinstance(y.index, pd.MultiIndex):
         cells = pd.DataFrame(observed, index=y.index.droplevel(-1), columns=y.columns)
         seen = cells.groupby(cells.index, sort=False).any()
+    warn_unseen(list(y.columns), observed.any(axis=0), seen, what, pretrained)
+
+
+def warn_unseen(
+    columns: list,
+    observed: np.ndarray,
+    seen: pd.DataFrame | None,
+    what: str,
+    pretrained: bool = False,
+) -> None:
+    """The warnings of :func:`warn_unobserved` from what was observed: whether each of
+    ``columns`` holds an observed value (``observed``) and, for a panel, whether each series
+    (``seen``'s rows) did in each column (``None``: a single series). A panel read partition
+    by partition (:mod:`levy_sklearn.cohorts`) is never one frame, and warns the same."""
+    if seen is not None:
         if not seen.any(axis=1).all():
             warnings.warn(
                 f"Series {list(seen.index[~seen.any(axis=1)])[:5]} of {what} have no observed "
                 f"value (all NaN): they are forecast from {_NO_DATA[pretrained]}, not from data.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         # After pretrain a series' channel it never showed is the population's, as above.
         lacking = seen.any(axis=1) & ~seen.loc[:, seen.any(axis=0)].all(axis=1)
@@ -108,9 +124,9 @@ def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> Non
                 f"some column(s) that other series have: those are forecast from "
                 f"{_NO_DATA[True]} until they are observed (update).",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
-    empty = [c for c, seen in zip(y.columns, observed.any(axis=0), strict=True) if not seen]
+    empty = [c for c, seen in zip(columns, observed, strict=True) if not seen]
     if not empty:
         return
     if pretrained:  # the pretrained channels must all be there: dropping is no option
@@ -124,7 +140,7 @@ def warn_unobserved(y: pd.DataFrame, what: str, pretrained: bool = False) -> Non
         f"Column(s) {empty} of {what} have no observed value (all NaN): they are forecast "
         f"from {_NO_DATA[pretrained]}, {advice}",
         UserWarning,
-        stacklevel=4,
+        stacklevel=5,
     )
 
 

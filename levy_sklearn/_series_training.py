@@ -77,11 +77,16 @@ _SEASONAL_LAGS_LR = 5.0
 # beat two cycles, and 5 × lr, on taylor's ablation split:
 # benchmarks/results/high_frequency_notes.md).
 ECHO_CYCLES = 1
-# Harmonics of each calendar phase (time of day, of week) in the time encoding: 24 beat 1, 4,
-# 8, 16, 48 and 168 on taylor's ablation split (CRPS 341 -> 244), at a small cost on the
-# weather split, whose daily cycle is weak (CRPS 2.81 -> 2.88)
-# (benchmarks/results/high_frequency_notes.md, "harmonics of the calendar").
-CALENDAR_HARMONICS = 24
+# Harmonics of each calendar phase (time of day, of week) the time encoding may carry (0:
+# no calendar): a fit keeps as many as predict its own series' held-out days (see
+# calendar_harmonics). 24 beat 1, 4, 8, 16, 48 and 168 on taylor's ablation split (CRPS 341
+# -> 244), a sharp daily profile, but cost CRPS where the daily cycle is weak (the weather
+# split: 2.81 -> 2.88; CGM glucose 0-15 min ahead: ~20 %, and ~9 % with 2-4 harmonics)
+# (benchmarks/results/high_frequency_notes.md, "harmonics of the calendar" and "how many
+# harmonics a series shows").
+CALENDAR_HARMONICS = (0, 1, 2, 4, 8, 16, 24)
+# calendar_harmonics reads at most this many observations per channel (evenly spaced).
+_CALENDAR_ROWS = 100_000
 # max_targets="auto" on irregularly spaced series: the cap on target times per training
 # window chosen on a held-out vitals draw among all, 32, 16 and 8
 # (benchmarks/results/pretrain_budget_notes.md, "at most 16 target times per training window").
@@ -513,17 +518,93 @@ def calibration_share(
     return share if held_out >= _AUTO_CALIBRATION_MIN_OBSERVATIONS else 0.0
 
 
+def calendar_harmonics(axis: TimeAxis, times: list[np.ndarray], values: list[np.ndarray]) -> int:
+    """How many harmonics of each calendar phase (:meth:`TimeAxis.calendar`) the time
+    encoding carries: of :data:`CALENDAR_HARMONICS`, the number whose calendar profile
+    best predicts the series' held-out days (0: no calendar, where no profile does).
+
+    Each channel's values (standardised, pooled over the series), less their mean over each
+    calendar week (so a drifting level is no profile), are regressed on ``sin, cos(2πk φ)``,
+    ``k = 1 … K``, of the time of day and of week ``φ`` (at most ``⌊P/2⌋`` of a period of
+    ``P`` units, as :class:`~levy_sklearn.network.LevyNet` caps them), fitted on the even
+    days and scored on the odd ones and vice versa (a week has an odd number of days, so
+    each half holds every weekday). A sharp profile (call volumes, electricity demand)
+    keeps many harmonics, a weak one (dew point) few, and one that does not recur from day
+    to day (glucose, driven by meals) none: harmonics the held-out days do not confirm are
+    detail the network would fit to noise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from levy_sklearn._series_training import calendar_harmonics
+    >>> from levy_sklearn._time_axis import TimeAxis
+    >>> index = pd.date_range("2024-01-01", periods=48 * 28, freq="30min")
+    >>> axis = TimeAxis.fit([index], context_length=48, max_horizon=48,
+    ...                     seasonal_period="auto")
+    >>> t = axis.times(index)
+    >>> hour = index.hour.to_numpy() + index.minute.to_numpy() / 60
+    >>> noise = np.random.default_rng(0).normal(size=(t.size, 1))
+    >>> sharp = ((hour >= 9) & (hour < 17)).astype(float)[:, None]  # open 9 to 5
+    >>> calendar_harmonics(axis, [t], [sharp + 0.1 * noise])
+    24
+    >>> smooth = np.sin(2 * np.pi * hour / 24)[:, None]
+    >>> calendar_harmonics(axis, [t], [smooth + 0.5 * noise])
+    1
+    """
+    calendar = axis.calendar()
+    if not calendar:
+        return 0
+    (day, day_phase), (week, week_phase) = calendar
+    n_channels = values[0].shape[1] if values else 1
+    candidates = sorted(CALENDAR_HARMONICS)
+    errors = np.zeros(len(candidates))
+    for c in range(n_channels):
+        seen = [np.isfinite(vi[:, c]) for vi in values]
+        t = np.concatenate([ti[ok] for ti, ok in zip(times, seen, strict=True)])
+        v = np.concatenate([vi[ok, c] for vi, ok in zip(values, seen, strict=True)])
+        if t.size > _CALENDAR_ROWS:  # evenly spaced rows: the cost stays bounded
+            keep = np.linspace(0, t.size - 1, _CALENDAR_ROWS).round().astype(int)
+            t, v = t[keep], v[keep]
+        weeks = np.floor(week_phase + t / week)
+        _, group = np.unique(weeks, return_inverse=True)
+        v = v - (np.bincount(group, v) / np.bincount(group))[group]
+        odd = np.floor(day_phase + t / day) % 2 == 1
+        columns, terms = [], []  # harmonics of each period, in order of k
+        for period, phase in calendar:
+            angle = 2 * np.pi * (phase + t / period)
+            for k in range(1, min(max(candidates), max(int(period // 2), 1)) + 1):
+                columns += [np.sin(k * angle), np.cos(k * angle)]
+                terms += [k, k]
+        design = np.column_stack(columns)
+        terms = np.asarray(terms)
+        for j, harmonics in enumerate(candidates):
+            x = design[:, terms <= harmonics]
+            for fit, score in ((odd, ~odd), (~odd, odd)):
+                if not fit.any() or not score.any():
+                    continue
+                if not x.shape[1]:  # no calendar: the week's mean alone
+                    errors[j] += float(np.sum(v[score] ** 2))
+                    continue
+                coef = np.linalg.lstsq(x[fit], v[fit], rcond=None)[0]
+                errors[j] += float(np.sum((v[score] - x[score] @ coef) ** 2))
+    return candidates[int(np.argmin(errors))]
+
+
 def train_network(
     spec: SeriesSpec,
     windows: WindowSource,
     seed: int,
     network_spec: Callable[..., NetworkSpec],
     training_spec: Callable[..., TrainingSpec],
+    harmonics: int = 0,
 ) -> LevyNeuralNet:
     """Build the network for ``spec`` and train it on ``windows`` (cut batch by batch as
     training draws them, see :func:`window_dataset`): windowed heads start with
     half the context as look-back, the autoregression has ``spec.lags`` lags and a weight
-    per time unit of the horizon, and learns faster where the windows' season is removed.
+    per time unit of the horizon, and learns faster where the windows' season is removed;
+    the time encoding carries ``harmonics`` harmonics of each calendar phase (see
+    :func:`calendar_harmonics`; 0: no calendar).
 
     ``network_spec(**resolved)`` and ``training_spec(n_rows, **resolved)`` complete the
     front-end's hyperparameters with what the series resolved (``n_rows``: the windows, or
@@ -546,8 +627,8 @@ def train_network(
             n_lags=spec.lags,
             n_lag_horizons=max(int(np.ceil(axis.horizon_span)), 1),
             seasonal_lags=list(spec.echoes()),
-            calendar_periods=[period for period, _ in axis.calendar()],
-            calendar_harmonics=CALENDAR_HARMONICS,
+            calendar_periods=[period for period, _ in axis.calendar()] if harmonics else [],
+            calendar_harmonics=max(harmonics, 1),
         ),
         training_spec(
             rows_per_process(windows.n_windows),

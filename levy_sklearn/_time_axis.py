@@ -326,8 +326,11 @@ def seasonal_periods(index: pd.Index) -> tuple[float | pd.Timedelta, ...]:
 
     Monthly and quarterly data repeat yearly, daily and business-daily data weekly, data
     whose fixed step divides a day (hourly, half-hourly, every five minutes, ...) weekly and
-    daily. A period index gets numbers of its periods, a datetime index time spans (its
-    time unit is the median spacing, not a calendar month). Yearly, weekly, irregular
+    daily. So does an irregular datetime index whose typical step (its median spacing)
+    divides a day: readings every five minutes with gaps at night and at weekends, a
+    monitor that skips some; its tokens lie at their true times, so the gaps do not shift
+    the clock. A period index gets numbers of its periods, a datetime index time spans (its
+    time unit is the median spacing, not a calendar month). Yearly, weekly, other irregular
     indexes and steps that do not divide a day get none.
 
     Parameters
@@ -350,6 +353,9 @@ def seasonal_periods(index: pd.Index) -> tuple[float | pd.Timedelta, ...]:
     (168.0, 24.0)
     >>> seasonal_periods(pd.period_range("2020", periods=3, freq="Y"))
     ()
+    >>> seasonal_periods(pd.DatetimeIndex(["2020-01-06 20:50", "2020-01-06 20:55",
+    ...                                    "2020-01-07 07:00", "2020-01-07 07:05"]))
+    (Timedelta('7 days 00:00:00'), Timedelta('1 days 00:00:00'))
     """
     if isinstance(index, pd.PeriodIndex):
         offset = index.freq
@@ -368,6 +374,11 @@ def seasonal_periods(index: pd.Index) -> tuple[float | pd.Timedelta, ...]:
             offset = pd.tseries.frequencies.to_offset(code)
             if isinstance(offset, pd.offsets.Tick):
                 return _tick_seasons(pd.Timedelta(offset))
+        elif len(index) >= 2:
+            # No frequency: the clock's cycles where the typical step divides a day; a
+            # typical step of a day or more (daily data with days missing) implies none.
+            step = median_spacing([index])
+            return _tick_seasons(step) if step < _DAY else ()
     else:
         return ()
     # Multiples ("2M") and other frequencies are not in the tables.
@@ -378,15 +389,16 @@ def seasonal_periods(index: pd.Index) -> tuple[float | pd.Timedelta, ...]:
 
 
 def infer_seasonal_period(index: pd.Index) -> float | pd.Timedelta | None:
-    """The shortest seasonal period a regular index's frequency implies, or ``None``.
+    """The shortest seasonal period an index's frequency implies, or ``None``.
 
     Monthly and quarterly data repeat yearly, daily and business-daily data weekly, data
-    whose fixed step divides a day (hourly, half-hourly, every five minutes, ...) daily (and
-    weekly: see :func:`~levy_sklearn.windows.seasonal_periods`, which
-    ``seasonal_period="auto"`` chooses from). A period index gets a number of its periods
-    (12, 4, 7, 5, 24), a datetime index a time span (a year, a week, a day), since its time
-    unit is the median spacing, not a calendar month. Yearly, weekly, irregular indexes and
-    steps that do not divide a day get ``None``.
+    whose fixed step divides a day (hourly, half-hourly, every five minutes, ...; for an
+    irregular datetime index its median spacing) daily (and weekly: see
+    :func:`~levy_sklearn.windows.seasonal_periods`, which ``seasonal_period="auto"``
+    chooses from). A period index gets a number of its periods (12, 4, 7, 5, 24), a
+    datetime index a time span (a year, a week, a day), since its time unit is the median
+    spacing, not a calendar month. Yearly, weekly, other irregular indexes and steps that
+    do not divide a day get ``None``.
 
     Parameters
     ----------
@@ -579,10 +591,10 @@ class TimeAxis:
     def calendar(self) -> tuple[tuple[float, float], ...]:
         """The calendar periods every token's time encoding carries, as ``(period in time
         units, phase at time 0 in cycles)``: a day and a week (from Monday 00:00) on a
-        datetime axis spaced less than a day apart that has a season (``"auto"``'s of a
-        regular index, or one given), none otherwise (on a coarser axis the day is no
-        cycle, and a week is the season the windows already see; an irregular series
-        without a season named has no cycle known to be there).
+        datetime axis spaced less than a day apart that has a season (``"auto"``'s of an
+        index whose step divides a day, or one given), none otherwise (on a coarser axis
+        the day is no cycle, and a week is the season the windows already see; a series
+        without a season has no cycle known to be there).
 
         The phase is that of the wall clock of the index (a time-zone-aware index: UTC).
 

@@ -37,6 +37,7 @@ from ._series_training import (
     N_FOLDS,
     Panel,
     SeriesSpec,
+    calendar_harmonics,
     calibrated_on,
     calibration_share,
     check_update,
@@ -49,6 +50,7 @@ from ._series_training import (
 )
 from ._time_axis import index_kind
 from .calibration import at_least
+from .cohorts import Cohort, read_series
 from .training import LevyNeuralNet
 
 __all__ = ["PRETRAINING_PARAMS", "RETUNABLE_PARAMS", "LevyForecaster"]
@@ -139,6 +141,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     :doc:`/user_guide/covariates`). The whole account,
     every parameter and attribute in full, is in the user guide:
     :doc:`/user_guide/how_the_forecaster_works` (:ref:`forecaster-parameters`).
+    ``pretrain`` also reads a panel on disk or in Dask, partition by partition:
+    ``pretrain(Cohort(...))`` (see :mod:`levy_sklearn.cohorts`).
 
     Parameters
     ----------
@@ -179,6 +183,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Order of a linear autoregression added to the mean (σ stays the Lévy layer's); "auto":
         13 on regular series, 0 else; capped (warning) at one lag per time unit of context.
         Lag 0 is the last observation, 0 under ``normalization="last"``: order 1 adds nothing.
+        It reads ``y``'s channels only, never ``X``'s.
     known_ahead : None, "all" or list of column names, default=None
         Columns of ``X`` known ahead (plans, calendars, weather forecasts): their values
         after the cutoff (``predict``'s ``X``, else fit's or update's) are tokens of the
@@ -523,13 +528,19 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             observation_dropout=self.observation_dropout,
         )
 
-    def _trainer(self, spec: SeriesSpec, n_channels: int, seed: int, n_inputs: int = 0):
-        """``windows -> network`` trained afresh under these hyperparameters (see
-        :func:`~levy_sklearn._series_training.train_network`): ``n_channels`` forecast
-        channels (``y``'s) and ``n_inputs`` input channels after them (``X``'s)."""
-        network_spec = partial(self._network_spec, n_channels + n_inputs, n_channels)
+    def _trainer(self, panel: Panel, n_channels: int, seed: int, n_inputs: int = 0):
+        """``windows -> network`` trained afresh under these hyperparameters on windows of
+        ``panel`` (see :func:`~levy_sklearn._series_training.train_network`; its series
+        choose the calendar's harmonics): ``n_channels`` forecast channels (``y``'s) and
+        ``n_inputs`` input channels after them (``X``'s)."""
+        network_spec = partial(
+            self._network_spec, n_channels + n_inputs, n_channels, n_inputs=n_inputs
+        )
         training_spec = partial(self._training_spec, seed)
-        return lambda windows: train_network(spec, windows, seed, network_spec, training_spec)
+        harmonics = calendar_harmonics(panel.spec.axis, panel.times, panel.values)
+        return lambda windows: train_network(
+            panel.spec, windows, seed, network_spec, training_spec, harmonics
+        )
 
     def _pretrained_scaling(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The pretraining panel's channel standardisation after ``pretrain``, else ``None``."""
@@ -541,21 +552,27 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
 
     def _pretraining_panel(
         self, y: pd.DataFrame, X: pd.DataFrame | None
-    ) -> tuple[Panel, CovariateSpec | None]:
+    ) -> tuple[Panel, CovariateSpec | None, list]:
         """A pretraining panel on its axis and scaling (the pretrained ones when again),
-        with its covariates, and their spec (fitted on the panel on a first pretrain)."""
-        series = in_key_order(instances(y))
-        warn_unobserved(y, "the pretraining panel")
+        with its covariates, their spec (fitted on the panel on a first pretrain), and its
+        columns. ``y`` is a panel in memory or a :class:`~levy_sklearn.cohorts.Cohort`,
+        read partition by partition into the same series."""
+        if isinstance(y, Cohort):
+            order = getattr(self, "pretrained_columns_", None)
+            series, columns = read_series(y, "the pretraining panel", order)
+        else:
+            series, columns = in_key_order(instances(y)), list(y.columns)
+            warn_unobserved(y, "the pretraining panel")
         spec = self._resolve(series)
         panel = series_panel(spec, series, self._pretrained_scaling(), alike=True)
         covariates = self._check_X_role(X, "pretrain", "pretrained_covariates_")
         if X is None:
-            return panel, None
+            return panel, None, columns
         frames = self._split_X(X, series, covariates, "pretrain's X")
         if covariates is None:
             covariates = CovariateSpec.fit(_up_to_ends(frames, series), self.known_ahead)
         inputs = covariates.inputs(spec.axis, [frames.get(key) for key, _ in series])
-        return panel._replace(inputs=inputs), covariates
+        return panel._replace(inputs=inputs), covariates, columns
 
     # ------------------------------------------------------------------ covariates
 
@@ -667,19 +684,19 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         for name in _PRETRAINED:  # pretrain after fit starts afresh
             self.__dict__.pop(name, None)
         seed = self._seed()
-        panel, covariates = self._pretraining_panel(y, X)
+        panel, covariates, columns = self._pretraining_panel(y, X)
         n_inputs = 0 if covariates is None else len(covariates.columns)
         net, calibration = pretrain_calibrated(
             panel,
             self.calibration_folds,
             seed,
-            self._trainer(panel.spec, y.shape[1], seed, n_inputs),
+            self._trainer(panel, len(columns), seed, n_inputs),
         )
         # Written together once training succeeded: an interrupted pretrain leaves none.
         self.pretrained_time_unit_ = panel.spec.axis.unit
         self.pretrained_time_kind_ = panel.spec.axis.kind
-        self.pretrained_n_channels_ = y.shape[1]
-        self.pretrained_columns_ = list(y.columns)
+        self.pretrained_n_channels_ = len(columns)
+        self.pretrained_columns_ = columns
         self.pretrained_channel_mean_ = panel.mean
         self.pretrained_channel_scale_ = panel.scale
         self.pretrained_calibration_ = calibration
@@ -695,7 +712,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         Writes ``pretrained_net_`` and ``pretrained_calibration_``."""
         if getattr(self, "pretrained_net_", None) is None:
             return self._pretrain(y, X, fh)
-        y = in_order(y, self.pretrained_columns_, "The pretraining panel")
+        if not isinstance(y, Cohort):  # a cohort's partitions are matched as they are read
+            y = in_order(y, self.pretrained_columns_, "The pretraining panel")
         self._check_params()
         seed = self._seed()
         net, self.pretrained_calibration_ = pretrain_calibrated(
@@ -714,10 +732,29 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         return self
 
     def _check_X_y(self, X=None, y=None, **kwargs):
+        if isinstance(y, Cohort):
+            return self._check_cohort(X, y, **kwargs)
         if y is not None and self.is_fitted:  # an update: what sktime records, to restore
             self._y_before = self._y_metadata, self._y_mtype_last_seen
         # Every y passes here before sktime's checks, whose messages name no fix (sktime_ready)
         return super()._check_X_y(X=X, y=sktime_ready(y), **kwargs)
+
+    def _check_cohort(self, X, y: Cohort, **kwargs):
+        """A cohort passes sktime's input checks untouched, to ``_pretrain``, which reads it
+        partition by partition (sktime's checks take panels in memory only). sktime's
+        ``pretrain`` alone asks for inner mtypes here (``y_inner_mtype``); ``fit`` and
+        ``update`` take series in memory."""
+        if "y_inner_mtype" not in kwargs:
+            raise TypeError(
+                "A Cohort is read by pretrain only; fit, update and predict take series in "
+                "memory: pass a subject's frame, e.g. frame.set_index([subject, time])."
+            )
+        if X is not None:
+            raise TypeError(
+                "pretrain reads a Cohort without X; pretrain on a panel in memory to use "
+                "covariates."
+            )
+        return None, y
 
     def _update_y_X(self, y, X=None, **kwargs):
         # sktime's update records y and moves the cutoff here, before _update: refuse what
@@ -784,7 +821,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ranked = panel.in_key_order([key for key, _ in series])  # trained in the keys' order
         if pretrained is None:
             windows = plan.source(ranked.times, ranked.values, "train", seed, inputs=ranked.inputs)
-            self.net_ = self._trainer(spec, self.n_channels_, seed, n_inputs)(windows)
+            self.net_ = self._trainer(ranked, self.n_channels_, seed, n_inputs)(windows)
             self.calibration_ = calibrated_on(self.net_, plan, ranked, "calibrate", seed)
         else:
             # Zero-shot: pretrain's calibration across subjects; a series' own only widens it.

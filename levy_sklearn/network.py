@@ -197,7 +197,8 @@ class LinearLags(nn.Module):
     Parameters
     ----------
     n_channels, n_targets : int
-        Observation and query channels.
+        Channels read (ids ``0 … n_channels − 1``; tokens of later channels, a
+        forecaster's input channels, are not read) and query channels.
     n_lags : int
         Grid points (the autoregression's order), ``≥ 1``.
     n_horizons : int
@@ -289,8 +290,10 @@ class LinearLags(nn.Module):
         times, channels, values = _without_padding(
             mask, times.to(dtype), channels, values.to(dtype)
         )
-        # Lags end at the origin: a known-ahead input's token after it is no lag.
-        mask = mask & (times <= 0)
+        # Lags end at the origin: a known-ahead input's token after it is no lag; nor is a
+        # token of a channel not read (an input's).
+        mask = mask & (times <= 0) & (channels < n_channels)
+        channels = torch.where(mask, channels, torch.zeros_like(channels))
         per_channel = F.one_hot(channels, n_channels).to(dtype)  # (B, L, C)
         # Grid point k reads the hat-weighted values at time -k.
         lagged = _hat_read(
@@ -451,8 +454,9 @@ class LevyNet(nn.Module):
         always has this head: it is its whole variance.
     n_lags, n_lag_horizons : int, default=0, 1
         With ``n_lags > 0``, a :class:`LinearLags` autoregression of order ``n_lags`` (with
-        ``n_lag_horizons`` horizons of its own weights) adds to the mean; it never enters
-        the variance, the evidence or the attention weights.
+        ``n_lag_horizons`` horizons of its own weights) of every channel but the inputs
+        adds to the mean; it never enters the variance, the evidence or the attention
+        weights.
     seasonal_lags : sequence of float, default=()
         Seasonal cycles (time units) the autoregression also reads at each query (see
         :class:`LinearLags`); with them it is built even without ``n_lags``.
@@ -467,6 +471,12 @@ class LevyNet(nn.Module):
         of ``2πk (φ_p + t / P_p)``), at most ``⌊P_p / 2⌋`` of a period (higher ones alias
         onto lower ones at whole time units): the first alone gives a smooth day, more
         resolve its sharp shape and, of a week, its weekend.
+    n_inputs : int, default=0
+        The last ``n_inputs`` of the ``n_channels`` are inputs (a forecaster's covariates:
+        observed, never forecast). They are tokens like any other, but the autoregression
+        does not read them: their values keep the level of their standardisation, which
+        the windows do not normalise as they do the forecast channels', so a lag weight on
+        them would map a level onto a change of the target.
 
     Examples
     --------
@@ -506,6 +516,7 @@ class LevyNet(nn.Module):
         seasonal_lags: Sequence[float] = (),
         calendar_periods: Sequence[float] = (),
         calendar_harmonics: int = 1,
+        n_inputs: int = 0,
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
@@ -516,6 +527,10 @@ class LevyNet(nn.Module):
             )
         if n_channels < 1 or n_targets < 1:
             raise ValueError("LevyNet needs n_channels >= 1 and n_targets >= 1.")
+        if not 0 <= n_inputs < n_channels:
+            raise ValueError(
+                f"n_inputs={n_inputs!r} must be at least 0 and below n_channels={n_channels}."
+            )
         if not 0.0 <= token_dropout <= 1.0:
             raise ValueError(f"token_dropout={token_dropout!r} must be in [0, 1].")
         self.attention = attention
@@ -582,7 +597,7 @@ class LevyNet(nn.Module):
             self.variance_head = nn.Linear(d_model, n_targets)
         # Built after the rest, so that without it every other parameter starts where it did.
         self.lags = (
-            LinearLags(n_channels, n_targets, n_lags, n_lag_horizons, seasonal_lags)
+            LinearLags(n_channels - n_inputs, n_targets, n_lags, n_lag_horizons, seasonal_lags)
             if n_lags > 0 or len(seasonal_lags)
             else None
         )

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from conftest import TINY_FC
 
 from levy_sklearn.forecaster import LevyForecaster
@@ -93,6 +94,22 @@ def test_a_past_only_column_is_never_read_after_the_cutoff():
     late.iloc[N:] = 100.0
     refit = LevyForecaster(**FAST).fit(y.iloc[:N], X=late)
     pd.testing.assert_frame_equal(refit.predict(FH, X=future), first)
+
+
+def test_inputs_are_no_lags_of_the_autoregression():
+    """An input's tokens keep their standardised level, which the windows do not
+    normalise as they do y's: the autoregression (``ar_order``) reads y's lags alone."""
+    forecaster, *_ = _fit(known_ahead=None, ar_order=3)
+    lags = forecaster.net_.module_.lags
+    assert lags.weight.shape[2:] == (1, 3)  # y's channel alone, three lags
+    # Input tokens alone (and y's anchor at 0): no shift, whatever their values.
+    shift = lags(
+        *(torch.tensor([[-1.0, 0.0, 0.0]]), torch.tensor([[1, 1, 0]])),
+        *(torch.tensor([[5.0, 6.0, 0.0]]), torch.ones(1, 3, dtype=torch.bool)),
+        torch.tensor([[1.0]]),
+        torch.zeros(1, 1, dtype=torch.long),
+    )
+    assert shift.item() == 0.0
 
 
 def test_known_ahead_tokens_add_evidence():

@@ -344,3 +344,30 @@ def test_calendar_encoding_is_the_same_a_whole_period_apart():
     encoded = net.encode_time(times, calendar) - net.time_encoding(times)
     torch.testing.assert_close(encoded[0, 0], encoded[0, 1], rtol=1e-5, atol=1e-5)
     assert not torch.allclose(encoded[0, 0], encoded[0, 2])
+
+
+def test_the_autoregression_reads_no_input_channel():
+    # Channels 1 and 2 are inputs (n_inputs=2): their tokens, at any lag and any value,
+    # leave the autoregression's shift as it is without them; y's own lags still move it.
+    net = LevyNet(n_channels=3, n_targets=1, d_model=8, n_heads=2, n_lags=3, n_inputs=2)
+    assert net.lags.weight.shape == (1, 1, 1, 3)  # one weight per lag of y alone
+    with torch.no_grad():
+        net.lags.weight.fill_(1.0)
+    y_times = torch.tensor([[-2.0, -1.0, 0.0]])
+    y_values = torch.tensor([[1.0, 2.0, 4.0]])
+    query = (torch.tensor([[1.0, 2.0]]), torch.zeros(1, 2, dtype=torch.long))
+
+    def shift(times, channels, values):
+        return net.lags(times, channels, values, torch.ones_like(times, dtype=torch.bool), *query)
+
+    alone = shift(y_times, torch.zeros(1, 3, dtype=torch.long), y_values)
+    torch.testing.assert_close(alone, torch.tensor([[7.0, 7.0]]))  # 4 + 2 + 1, by hand
+    inputs = (torch.tensor([[-2.0, -1.0, 0.0, 0.0, 1.0]]), torch.tensor([[1, 2, 1, 2, 1]]))
+    with_inputs = shift(
+        torch.cat([y_times, inputs[0]], 1),
+        torch.cat([torch.zeros(1, 3, dtype=torch.long), inputs[1]], 1),
+        torch.cat([y_values, torch.tensor([[50.0, -30.0, 9.0, 8.0, 7.0]])], 1),
+    )
+    assert torch.equal(with_inputs, alone)
+    with pytest.raises(ValueError, match="n_inputs"):
+        LevyNet(n_channels=2, n_targets=1, n_inputs=2)

@@ -9,7 +9,7 @@ import pytest
 
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.serialization import load, save
-from levy_sklearn.windows import infer_seasonal_period, series_windows
+from levy_sklearn.windows import infer_seasonal_period, seasonal_periods, series_windows
 
 # One year of monthly effects (mean 0, with an alternating part) on a line.
 EFFECTS = np.array([3.0, 1.0, -2.0, 5.0, 0.0, 1.0, -4.0, 2.0, 2.0, -1.0, -6.0, -1.0])
@@ -393,8 +393,12 @@ def test_calendar_phases_are_the_time_of_day_and_week_of_each_window_origin():
 
 def test_calendar_encoding_of_half_hourly_data_resolves_a_day_and_survives_a_round_trip():
     # Every harmonic a day of 48 half-hours can hold (24), of the day and of the week: the
-    # first harmonic alone gives a smooth day and cannot tell a weekend from a weekday.
-    y = _half_hourly(8)
+    # first harmonic alone gives a smooth day and cannot tell a weekend from a weekday. A
+    # level that switches at 9:00 and 17:00 needs them all, which two weeks confirm.
+    index = pd.date_range("2024-01-01", periods=48 * 15, freq="30min")
+    hours = index.hour + index.minute / 60
+    noise = 0.1 * np.random.default_rng(0).normal(size=index.size)
+    y = pd.Series(20.0 + 5.0 * ((hours >= 9) & (hours < 17)) + noise, index)
     forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
     module = forecaster.net_.module_
     assert module.calendar_harmonics == 24
@@ -405,6 +409,76 @@ def test_calendar_encoding_of_half_hourly_data_resolves_a_day_and_survives_a_rou
     loaded = load(buffer)
     fh = np.arange(1, 49)
     np.testing.assert_array_equal(loaded.predict(fh).to_numpy(), forecaster.predict(fh).to_numpy())
+
+
+def test_a_smooth_daily_cycle_gets_one_harmonic_of_the_calendar():
+    # One sine a day under noise: harmonics beyond the first describe noise, which the
+    # held-out days do not confirm (24 fixed harmonics cost CRPS on weak daily cycles).
+    index = pd.date_range("2024-01-01", periods=48 * 15, freq="30min")
+    hours = index.hour + index.minute / 60
+    noise = np.random.default_rng(0).normal(size=index.size)
+    y = pd.Series(20.0 + np.sin(2 * np.pi * hours / 24) + noise, index)
+    forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
+    assert forecaster.net_.module_.calendar_periods == (48.0, 336.0)
+    assert forecaster.net_.module_.calendar_harmonics == 1
+    assert forecaster.net_.module_.calendar_encoding.in_features == 2 * 2
+
+
+def test_a_daily_pattern_that_does_not_recur_gets_no_calendar():
+    # A morning peak one day, a morning dip the next: whatever profile the even days show,
+    # the odd days show its opposite, so no harmonic predicts a held-out day.
+    index = pd.date_range("2024-01-01", periods=48 * 15, freq="30min")
+    hours = index.hour + index.minute / 60
+    sign = np.where(index.dayofyear % 2 == 0, 1.0, -1.0)
+    noise = 0.1 * np.random.default_rng(0).normal(size=index.size)
+    y = pd.Series(20.0 + sign * np.exp(-(((hours - 9) / 2) ** 2)) + noise, index)
+    forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
+    assert forecaster.spec_.axis.seasons == (336.0, 48.0)  # seasons, but no calendar
+    assert forecaster.net_.module_.calendar_periods == ()
+    assert forecaster.net_.module_.calendar_encoding is None
+
+
+def _business_hours(weeks: int) -> pd.Series:
+    """Five-minute call volumes 7:00-21:00 on weekdays only: gaps every night and weekend
+    (fpp3's bank_calls), a morning peak each day."""
+    days = pd.bdate_range("2024-01-01", periods=5 * weeks)
+    index = pd.DatetimeIndex(
+        [d + pd.Timedelta(minutes=m) for d in days for m in range(7 * 60, 21 * 60, 5)]
+    )
+    hours = index.hour + index.minute / 60
+    noise = np.random.default_rng(0).normal(size=index.size)
+    return pd.Series(50.0 + 40.0 * np.exp(-(((hours - 10) / 2) ** 2)) + noise, index)
+
+
+def test_auto_gives_an_irregular_five_minute_index_with_night_gaps_a_day_and_a_week():
+    y = _business_hours(3)
+    assert seasonal_periods(y.index) == (pd.Timedelta(days=7), pd.Timedelta(days=1))
+    with warnings.catch_warnings():
+        # max_tokens=256 cannot hold two days of five-minute steps: no season is removed.
+        warnings.filterwarnings("ignore", "seasonal_period='auto'", UserWarning)
+        forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
+    # A day and a week of five-minute units, their earlier cycles and the calendar.
+    assert forecaster.spec_.axis.seasons == (2016.0, 288.0)
+    assert forecaster.spec_.echoes() == (288.0, 2016.0)
+    assert forecaster.net_.module_.calendar_periods == (288.0, 2016.0)
+    # Forecasts at the next morning's true times, across the night.
+    fh = pd.DatetimeIndex(["2024-01-22 07:00", "2024-01-22 10:00"])
+    assert np.isfinite(forecaster.predict(fh=fh).to_numpy()).all()
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        # a typical step that does not divide a day
+        pd.DatetimeIndex(
+            ["2024-01-01 00:00", "2024-01-01 00:07", "2024-01-01 00:14", "2024-01-01 00:30"]
+        ),
+        # daily readings with a day missing
+        pd.DatetimeIndex(["2020-01-01", "2020-01-02", "2020-01-04"]),
+    ],
+)
+def test_other_irregular_indexes_imply_no_season(index):
+    assert seasonal_periods(index) == ()
 
 
 def test_daily_and_monthly_series_get_no_calendar_and_no_echoes():

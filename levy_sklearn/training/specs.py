@@ -47,6 +47,9 @@ class NetworkSpec:
         encoding (see :class:`~levy_sklearn.network.LevyNet`).
     calendar_harmonics : int, default=1
         Harmonics of each calendar phase in the time encoding.
+    n_inputs : int, default=0
+        The last ``n_inputs`` channels are inputs (covariates), which the autoregression
+        does not read (see :class:`~levy_sklearn.network.LevyNet`).
 
     Examples
     --------
@@ -77,6 +80,7 @@ class NetworkSpec:
     seasonal_lags: list[float] = field(default_factory=list)
     calendar_periods: list[float] = field(default_factory=list)
     calendar_harmonics: int = 1
+    n_inputs: int = 0
 
 
 @dataclass(frozen=True)
