@@ -35,6 +35,14 @@ from .training import (
     make_levy_net,
     progress_label,
 )
+from .training.distributed import (
+    current_launch,
+    data_parallel,
+    gather,
+    own_share,
+    rows_per_process,
+    total,
+)
 from .validation import own_scaling, target_scaling
 from .windows import WindowPlan, WindowSource, calibration_start
 
@@ -599,11 +607,13 @@ def train_network(
     :func:`calendar_harmonics`; 0: no calendar).
 
     ``network_spec(**resolved)`` and ``training_spec(n_rows, **resolved)`` complete the
-    front-end's hyperparameters with what the series resolved (see
+    front-end's hyperparameters with what the series resolved (``n_rows``: the windows, or
+    in a data-parallel pretraining the windows one process steps through an epoch; see
     :class:`~levy_sklearn.training.NetworkSpec` and
     :class:`~levy_sklearn.training.TrainingSpec`)."""
+    # Over the processes of a data-parallel pretraining, which all train alike.
     index = windows.index
-    if not np.any(index.cutoffs < index.ends):  # no window, or every target hidden
+    if not total([np.any(index.cutoffs < index.ends)])[0]:  # no window, or every target hidden
         raise ValueError(
             "No training window could be cut from y: every window needs at least one "
             "observation in its context and one in the max_horizon after its cutoff. "
@@ -621,7 +631,7 @@ def train_network(
             calendar_harmonics=max(harmonics, 1),
         ),
         training_spec(
-            windows.n_windows,
+            rows_per_process(windows.n_windows),
             recipe="windows",
             lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() and not spec.echoes() else 1.0,
         ),
@@ -657,12 +667,11 @@ def calibrated_on(
     panel: Panel,
     part: str,
     seed: int,
-    pull: bool = False,
     anchored: bool = False,
 ) -> LeadCalibration:
     """The lead-aware calibration of σ on ``net``'s forecasts of the windows of ``part`` of
-    the ``panel`` (the Normal's when ``plan`` holds nothing out), with a pull towards the
-    population's level only if ``pull`` (see
+    the ``panel`` (the Normal's when ``plan`` holds nothing out), without a pull towards the
+    population's level (pretraining's calibration has one, see
     :func:`~levy_sklearn.calibration.features.population_levels`), channels without context
     observations anchored at that level only if ``anchored`` (a pretraining population, see
     :func:`~levy_sklearn.windows.series_windows`' ``absent_levels``)."""
@@ -671,8 +680,7 @@ def calibrated_on(
         return LeadCalibration.identity(n_channels)
     levels = panel.population if anchored else None
     windows = plan.source(panel.times, panel.values, part, seed, levels, panel.inputs)
-    population = panel.population if pull else None
-    return calibrate(held_out_parts(net, windows, n_channels, population), n_channels)
+    return calibrate(held_out_parts(net, windows, n_channels, None), n_channels)
 
 
 def continue_network(
@@ -684,9 +692,9 @@ def continue_network(
 ) -> LevyNeuralNet:
     """A copy of ``net`` trained further on ``windows`` for the epochs and at the batch size
     that ``budget(n_windows)`` gives (the front-end's ``max_epochs`` within its
-    ``max_steps``; the learning rate stays ``net``'s): an interrupted update leaves ``net``
-    as it was."""
-    steps = budget(windows.n_windows)
+    ``max_steps``; the learning rate stays ``net``'s; ``n_windows``: one process's share in
+    a data-parallel pretraining): an interrupted update leaves ``net`` as it was."""
+    steps = budget(rows_per_process(windows.n_windows))
     return continue_levy_net(
         net,
         window_dataset(windows),
@@ -710,11 +718,31 @@ def pretrain_calibrated(
     a network from windows), with the population's spread for channels a new subject has
     never shown (:func:`~levy_sklearn.calibration.population_spread`). A panel too small to
     hold series out is calibrated on the last tenth of each series' span, with a warning
-    (time points within a subject are not exchangeable with a new subject)."""
-    with progress_label("pretrain"):
+    (time points within a subject are not exchangeable with a new subject).
+
+    Launched on several processes (see :mod:`~levy_sklearn.training.distributed`), each
+    given the whole panel, every training runs data-parallel, each process on its own share
+    of the series (:func:`~levy_sklearn.training.distributed.own_share`), and σ is
+    calibrated on the held-out forecasts of every process: all of them return the same
+    network and calibration."""
+    with progress_label("pretrain"), data_parallel(current_launch()):
+        _check_same_panel(panel)
         net, calibration = _pretrain_calibrated(panel, calibration_folds, seed, train)
     spread = population_spread(panel.values, panel.population, panel.scales / panel.scale)
     return net, with_unseen(calibration, *spread)
+
+
+def _check_same_panel(panel: Panel) -> None:
+    """Refuse a data-parallel pretraining whose processes were given different panels: each
+    takes its share of one panel, so every process must be given the whole of it."""
+    sizes = gather((len(panel.times), sum(len(t) for t in panel.times)))
+    if len(set(sizes)) > 1:
+        described = ", ".join(f"{n} series of {rows} time points" for n, rows in sizes)
+        raise ValueError(
+            f"The processes of a data-parallel pretrain were given different panels ({described}, "
+            "by rank). Give every process the whole panel: each trains on its own share of "
+            "the series."
+        )
 
 
 def _pretrain_calibrated(
@@ -725,6 +753,32 @@ def _pretrain_calibrated(
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     n, n_channels = len(panel.times), panel.mean.size
     times, values = panel.times, panel.values
+
+    def windows(picked: np.ndarray, part: str) -> WindowSource:
+        return plan.source(
+            [times[i] for i in picked],
+            [values[i] for i in picked],
+            part,
+            seed,
+            panel.population[picked],
+            None if panel.inputs is None else [panel.inputs[i] for i in picked],
+        )
+
+    # Each process cuts the windows of its own share of the series (a boolean mask) only.
+    def train_on(series: np.ndarray, part: str) -> LevyNeuralNet:
+        return train(windows(own_share(np.flatnonzero(series), n), part))
+
+    def forecasts(
+        net: LevyNeuralNet, series: np.ndarray, part: str
+    ) -> list[tuple[np.ndarray, ...]]:
+        """``net``'s forecasts of the ``part`` windows of ``series``: every process's parts."""
+        picked = own_share(np.flatnonzero(series), n, training=False)
+        mine = []  # a process may hold none of a held-out fold's series
+        if picked.size:
+            mine = held_out_parts(net, windows(picked, part), n_channels, panel.population[picked])
+        return [chunk for chunks in gather(mine) for chunk in chunks]
+
+    every = np.ones(n, bool)
     if n < MIN_PANEL_TO_HOLD_OUT:
         warnings.warn(
             f"pretrain got {n} series, too few to hold any out for calibrating σ (at least "
@@ -735,20 +789,9 @@ def _pretrain_calibrated(
             stacklevel=5,  # the user's pretrain, through sktime's public method
         )
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
-        net = train(plan.source(times, values, "train", seed, panel.population, panel.inputs))
-        return net, calibrated_on(net, plan, panel, "calibrate", seed, pull=True, anchored=True)
+        net = train_on(every, "train")
+        return net, calibrate(forecasts(net, every, "calibrate"), n_channels)
     plan = panel.spec.plan()
-
-    def windows(series: np.ndarray, part: str) -> WindowSource:
-        picked = np.flatnonzero(series)
-        return plan.source(
-            [times[i] for i in picked],
-            [values[i] for i in picked],
-            part,
-            seed,
-            panel.population[picked],
-            None if panel.inputs is None else [panel.inputs[i] for i in picked],
-        )
 
     n_scored = calibration_folds
     if n_scored == "auto":
@@ -758,9 +801,7 @@ def _pretrain_calibrated(
         N_FOLDS,
         n_scored,
         seed,
-        lambda series: train(windows(series, "all")),
-        lambda net, series: held_out_parts(
-            net, windows(series, "held_out"), n_channels, panel.population[series]
-        ),
+        lambda series: train_on(series, "all"),
+        lambda net, series: forecasts(net, series, "held_out"),
         n_channels,
     )

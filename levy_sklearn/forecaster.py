@@ -132,6 +132,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     never imputed); one forward pass gives the mean and the closed-form Lévy variance of
     every forecast, calibrated per channel and lead (``calibration_``). A panel trains one
     global model; ``pretrain(panel)`` then ``fit(series)`` forecasts a series never seen.
+    Launched on several processes (``torchrun --nproc_per_node 2 script.py``), ``pretrain``
+    trains data-parallel, each process on its own share of the panel's series (see
+    :ref:`data-parallel-pretraining`).
     ``fh`` may hold absolute times, Timedeltas, or integer steps on a regular index.
     Exogenous ``X`` (covariates: doses, meals, weather, traits) are observations of channels
     of their own, never forecast; ``predict(fh, X=plan)`` forecasts under a plan (see
@@ -664,6 +667,13 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     def _pretrain(self, y, X=None, fh=None):
         """Train one global network on the series of the panel ``y`` and calibrate σ on
         series held out of training (see ``calibration_folds``).
+
+        Launched on several processes (``torchrun --nproc_per_node 2 script.py``,
+        ``accelerate launch --num_processes 2 script.py``, or a torch process group the
+        script started), each given the whole panel, the network trains data-parallel: each
+        process on its own share of the series, gradients averaged every step, σ calibrated
+        on every process's held-out forecasts; every process ends with the same pretrained
+        forecaster (see :mod:`levy_sklearn.training.distributed`).
 
         Writes ``pretrained_net_``, ``pretrained_time_unit_``, ``pretrained_time_kind_``,
         ``pretrained_n_channels_``, ``pretrained_columns_``, ``pretrained_channel_mean_``,

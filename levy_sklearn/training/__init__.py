@@ -13,6 +13,9 @@ to score that with a proper scoring rule. One module a concept:
 - ``net``: the skorch net and its inference (:class:`LevyNeuralNet`);
 - ``device``: the torch device (:func:`check_device`);
 - ``seeding``: torch's seed for one block (:func:`seeded`);
+- ``distributed``: data-parallel pretraining on several processes (torch DDP, launched by
+  ``torchrun`` or ``accelerate launch``; the :class:`~levy_sklearn.training.distributed.
+  DataParallel` callback);
 - ``budget``: epochs, batch size and learning rate of a fit (:func:`training_budget`);
 - ``specs``: what a front-end resolves for the net (:class:`NetworkSpec`,
   :class:`TrainingSpec`);

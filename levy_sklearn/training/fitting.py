@@ -18,6 +18,7 @@ from ..network import LevyNet
 from ..tokens import take_tokens
 from .data import TokenDataset, epoch_loader
 from .device import check_device, has_fused_adamw
+from .distributed import DataParallel, local_device
 from .losses import GaussianScore
 from .net import LevyNeuralNet
 from .progress import EpochTable, FitProgressBar
@@ -80,6 +81,9 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
     if network.n_lags > 0 and run.lags_lr != 1:
         param_groups.append(("lags.*", {"lr": run.lags_lr * run.lr}))
     callbacks: list[tuple[str, Any]] = [
+        # Inert outside a data-parallel block (pretrain under torchrun); first, so that every
+        # later callback reads the losses of all the processes' rows.
+        ("data_parallel", DataParallel()),
         ("lr_schedule", BaseLRScheduler("CosineAnnealingLR", T_max=max(run.epochs, 1))),
         ("progress", FitProgressBar()),
     ]
@@ -91,7 +95,7 @@ def make_levy_net(network: NetworkSpec, training: TrainingSpec) -> LevyNeuralNet
                 ("early_stopping", EarlyStopping(patience=run.patience, load_best=True))
             )
     module = {f"module__{name}": value for name, value in asdict(network).items()}
-    device = check_device(run.device)
+    device = local_device(check_device(run.device))
     net = LevyNeuralNet(
         module=LevyNet,
         **module,

@@ -14,6 +14,7 @@ from torch import nn
 
 from ..network import LevyNetOutput
 from .data import SAMPLE_WEIGHT
+from .distributed import total
 from .seeding import seeded
 
 __all__ = ["PREDICT_BATCH_BYTES", "LevyNeuralNet", "predict_in_chunks"]
@@ -394,7 +395,9 @@ class LevyNeuralNet(NeuralNet):
             ok = np.isfinite(y)
             ratios.append((y - out.mean)[ok] ** 2 / out.variance[ok])
         ratio = np.concatenate(ratios) if ratios else np.zeros(0)
-        self.variance_scale_ = float(np.mean(ratio)) if ratio.size else 1.0
+        # Pooled over the processes of a data-parallel training (each holds its own rows).
+        ratio_sum, count = total([ratio.sum(), ratio.size])
+        self.variance_scale_ = float(ratio_sum / count) if count else 1.0
         return self.variance_scale_
 
 
