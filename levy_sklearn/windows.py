@@ -694,9 +694,9 @@ class WindowSource(NamedTuple):
     def thinned(self, most: int, seed: int) -> WindowSource:
         """At most ``most`` of these windows, every ``n_windows / most``-th in the index's
         order from a start drawn from ``seed`` (systematic sampling): the index lists each
-        series' windows together, by cutoff, so each series keeps its share of them,
-        spread over its span (its early cutoffs in proportion); all of them when they are
-        no more than ``most``.
+        series' windows together (calibration windows by cutoff), so each series keeps its
+        share of them, spread over its span (its early cutoffs in proportion); all of them
+        when they are no more than ``most``.
 
         Examples
         --------
