@@ -89,10 +89,10 @@ _CALIBRATION_CHUNK = 4096
 # share each), drawn evenly across each fold's subjects and their cutoffs (see
 # WindowSource.thinned): scoring them and fitting the calibration on their forecasts then
 # cost the same on any larger panel, while the calibration's quantiles, fitted per channel,
-# lead bin and group from about a million forecasts at the cap, stay as precise as a
-# conformal quantile needs. Above every panel of the zero-shot report (the glucose panel's
-# 140 training subjects make the most, about 37,000 over five folds), so none of them is
-# thinned.
+# lead bin and group from about 400,000 forecasts at the cap on the vitals (8 a window),
+# stay as precise as a conformal quantile needs. Above every panel of the zero-shot
+# report (the glucose panel's 140 training subjects make the most, about 37,000 over five
+# folds), so none of them is thinned.
 _MAX_HELD_OUT_WINDOWS = 50_000
 
 
