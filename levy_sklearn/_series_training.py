@@ -98,6 +98,15 @@ _FAR_FROM_POPULATION = 3.0
 # Held-out windows are cut and forecast this many at a time when calibrating: memory holds
 # one chunk's tokens, not every window's.
 _CALIBRATION_CHUNK = 4096
+# pretrain scores at most this many held-out windows, over all its scored folds (an equal
+# share each), drawn evenly across each fold's subjects and their cutoffs (see
+# WindowSource.thinned): scoring them and fitting the calibration on their forecasts then
+# cost the same on any larger panel, while the calibration's quantiles, fitted per channel,
+# lead bin and group from about 400,000 forecasts at the cap on the vitals (8 a window),
+# stay as precise as a conformal quantile needs. Above every panel of the zero-shot
+# report (the glucose panel's 140 training subjects make the most, about 37,000 over five
+# folds), so none of them is thinned.
+_MAX_HELD_OUT_WINDOWS = 50_000
 
 
 @dataclass(frozen=True)
@@ -753,6 +762,7 @@ def _pretrain_calibrated(
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     n, n_channels = len(panel.times), panel.mean.size
     times, values = panel.times, panel.values
+    n_processes = len(gather(None))  # of a data-parallel launch; 1 without one
 
     def windows(picked: np.ndarray, part: str) -> WindowSource:
         return plan.source(
@@ -769,13 +779,18 @@ def _pretrain_calibrated(
         return train(windows(own_share(np.flatnonzero(series), n), part))
 
     def forecasts(
-        net: LevyNeuralNet, series: np.ndarray, part: str
+        net: LevyNeuralNet, series: np.ndarray, part: str, most: int | None = None
     ) -> list[tuple[np.ndarray, ...]]:
-        """``net``'s forecasts of the ``part`` windows of ``series``: every process's parts."""
+        """``net``'s forecasts of the ``part`` windows of ``series``, at most ``most`` of
+        them (a seeded share of each process's, see :meth:`WindowSource.thinned`): every
+        process's parts."""
         picked = own_share(np.flatnonzero(series), n, training=False)
         mine = []  # a process may hold none of a held-out fold's series
         if picked.size:
-            mine = held_out_parts(net, windows(picked, part), n_channels, panel.population[picked])
+            source = windows(picked, part)
+            if most is not None:
+                source = source.thinned(-(-most // n_processes), seed)
+            mine = held_out_parts(net, source, n_channels, panel.population[picked])
         return [chunk for chunks in gather(mine) for chunk in chunks]
 
     every = np.ones(n, bool)
@@ -796,12 +811,13 @@ def _pretrain_calibrated(
     n_scored = calibration_folds
     if n_scored == "auto":
         n_scored = N_FOLDS
+    most = -(-_MAX_HELD_OUT_WINDOWS // n_scored)
     return calibrate_across_series(
         n,
         N_FOLDS,
         n_scored,
         seed,
         lambda series: train_on(series, "all"),
-        lambda net, series: forecasts(net, series, "held_out"),
+        lambda net, series: forecasts(net, series, "held_out", most),
         n_channels,
     )

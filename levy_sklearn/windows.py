@@ -691,6 +691,31 @@ class WindowSource(NamedTuple):
         for start in range(0, self.n_windows, size):
             yield self.cut(np.arange(start, min(start + size, self.n_windows)))
 
+    def thinned(self, most: int, seed: int) -> WindowSource:
+        """At most ``most`` of these windows, every ``n_windows / most``-th in the index's
+        order from a start drawn from ``seed`` (systematic sampling): the index lists each
+        series' windows together (calibration windows by cutoff), so each series keeps its
+        share of them, spread over its span (its early cutoffs in proportion); all of them
+        when they are no more than ``most``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from levy_sklearn.windows import WindowPlan
+        >>> plan = WindowPlan(8.0, 2.0, None, "last", 64, None, 100, 0.0, 0.0)
+        >>> t, v = np.arange(20.0), np.arange(20.0)[:, None]
+        >>> source = plan.source([t, t], [v, v], "held_out", seed=0)
+        >>> some = source.thinned(8, seed=0)
+        >>> source.n_windows, some.n_windows, np.bincount(some.index.series).tolist()
+        (38, 8, [4, 4])
+        """
+        if self.n_windows <= most:
+            return self
+        stride = self.n_windows / most
+        start = np.random.default_rng(seed).uniform(0.0, stride)
+        rows = np.floor(start + stride * np.arange(most)).astype(np.int64)
+        return self._replace(index=self.index.take(rows))
+
 
 @dataclass(frozen=True)
 class WindowPlan:

@@ -289,6 +289,24 @@ def test_pull_towards_the_population_level_is_the_least_absolute_error_pair():
     assert not plain.level_weight.any()
 
 
+def test_the_mean_and_pull_grid_is_scored_a_block_of_forecasts_at_a_time(monkeypatch):
+    """Scoring the grid of (w, u) a block of forecasts at a time (memory for one block)
+    picks the weights and quantiles that scoring every forecast at once does."""
+    import levy_sklearn.calibration.fit as fit
+
+    rng = np.random.default_rng(3)
+    n = 3_000
+    leads, means, levels = rng.uniform(0, 10, n), rng.normal(size=n), rng.normal(size=n)
+    targets = 0.8 * means + 0.03 * leads * levels + 0.3 * rng.standard_normal(n)
+    args = (targets, means, np.full(n, 0.3), np.zeros(n, int), leads, 1)
+    whole = fit_forecasts(*args, levels=levels)
+    monkeypatch.setattr(fit, "_GRID_ROWS", 97)  # several blocks in every lead bin
+    blocks = fit_forecasts(*args, levels=levels)
+    np.testing.assert_array_equal(blocks.mean_weight, whole.mean_weight)
+    np.testing.assert_array_equal(blocks.level_weight, whole.level_weight)
+    np.testing.assert_allclose(blocks.quantiles, whole.quantiles, rtol=1e-12)
+
+
 @pytest.mark.parametrize("coverage", [0.5, 0.9])
 def test_a_new_forecast_weighs_what_a_held_out_origin_weighs_in_its_lead_bin(coverage):
     """Twenty-five held-out origins of eight forecasts each, spread over the lead bins

@@ -468,6 +468,49 @@ def test_pretrain_calibrates_on_held_out_folds_of_series(monkeypatch, one_fold_c
     assert counts[-1] == pytest.approx(n_scored * one_fold_calibration, rel=0.2)
 
 
+def test_pretrain_scores_a_seeded_share_of_held_out_windows_above_its_cap(monkeypatch):
+    """Above the cap on held-out windows, pretrain scores that many over its folds (an
+    equal share each), every held-out subject its share of them, spread over its cutoffs
+    from its first ones on, drawn from the seed: the same seed gives the same calibration,
+    another seed other windows."""
+    import levy_sklearn._series_training as module
+
+    scored = []  # (series, cutoffs) of each fold's scored windows
+
+    def spy(net, windows, n_channels, population=None):
+        scored.append((windows.series, windows.cutoffs))
+        return forecasts(net, windows, n_channels, population)
+
+    forecasts = module.held_out_forecasts
+    monkeypatch.setattr(module, "held_out_forecasts", spy)
+    panel = sine_panel(n_series=10, seed=1)  # two series of 60 days per fold
+    params = {**TINY_FC, "max_epochs": 1}
+    LevyForecaster(**params).pretrain(panel)
+    every, n_all = list(scored), sum(c.size for _, c in scored)
+    scored.clear()
+    monkeypatch.setattr(module, "_MAX_HELD_OUT_WINDOWS", n_all // 8)
+    capped = LevyForecaster(**params).pretrain(panel).pretrained_calibration_
+    share = -(-(n_all // 8) // 5)  # each of the five folds', rounded up
+    assert [c.size for _, c in scored] == [share] * 5
+    for (series, cutoffs), (all_series, all_cutoffs) in zip(scored, every, strict=True):
+        stride = all_cutoffs.size / share  # every stride-th window is scored
+        counts = np.bincount(series, minlength=2)
+        assert abs(counts[0] - counts[1]) <= 1  # both subjects, half of them each
+        for s in (0, 1):
+            mine, full = np.sort(cutoffs[series == s]), np.sort(all_cutoffs[all_series == s])
+            assert np.isin(mine, full).all()
+            # from its first cutoffs (a new subject's first forecasts) to its last ones
+            assert mine[0] <= full[int(stride)] and mine[-1] >= full[-int(stride) - 1]
+    first = [c for _, c in scored]
+    scored.clear()
+    again = LevyForecaster(**params).pretrain(panel).pretrained_calibration_
+    assert all(np.array_equal(a, b) for a, (_, b) in zip(first, scored, strict=True))
+    np.testing.assert_array_equal(again.quantiles, capped.quantiles)
+    scored.clear()
+    LevyForecaster(**{**params, "random_state": 1}).pretrain(panel)
+    assert any(not np.array_equal(a, b) for a, (_, b) in zip(first, scored, strict=True))
+
+
 def test_after_pretrain_channels_are_matched_by_name_not_position():
     """A new subject's columns in another order give the same forecasts per name (they were
     read by position: the forecasts landed under the wrong names); a missing or unknown name

@@ -56,6 +56,9 @@ MIN_SCORES_PER_GROUP = MAX_BINS * MIN_SCORES_PER_BIN
 # clinical panels and long ones over-covered (benchmarks/results/zero_shot.md, coverage by
 # history length).
 HISTORY_GROUPS = 3
+# The grid of the mean's weights is scored on this many forecasts at a time (see
+# _grid_errors): a block's errors at every pair of the grid take 441 numbers per forecast.
+_GRID_ROWS = 8192
 
 
 def fit_scores(
@@ -288,8 +291,9 @@ def fit_forecasts(
     typical_sigma = np.ones((n_channels, centres.size))
     for ch, b, members in _groups(channels, bins, n_channels, centres.size):
         typical_sigma[ch, b] = np.median(sigmas[members])
-        forecast = w_pairs * means[members, None] + u_pairs * levels[members, None]
-        err = weights[members] @ np.abs(targets[members, None] - forecast)
+        err = _grid_errors(
+            targets[members], means[members], levels[members], weights[members], w_pairs, u_pairs
+        )
         # Equal errors may differ in the last bits (the product's summation order).
         best = np.flatnonzero(err <= err.min() * (1 + 1e-12))[0]
         weight[ch, b], pull[ch, b] = w_pairs[best], u_pairs[best]
@@ -315,6 +319,25 @@ def fit_forecasts(
         growth=np.repeat(growth, n_channels // n_by_channel),
         typical_sigma=typical_sigma,
     )
+
+
+def _grid_errors(
+    targets: np.ndarray,
+    means: np.ndarray,
+    levels: np.ndarray,
+    weights: np.ndarray,
+    w_pairs: np.ndarray,
+    u_pairs: np.ndarray,
+) -> np.ndarray:
+    """The weighted absolute error of the forecast ``w·mean + u·level`` for every pair of
+    ``(w_pairs, u_pairs)``, summed over ``_GRID_ROWS`` forecasts at a time: memory holds one
+    block's errors at every pair (441 of them), not every forecast's."""
+    err = np.zeros(w_pairs.size)
+    for start in range(0, targets.size, _GRID_ROWS):
+        rows = slice(start, start + _GRID_ROWS)
+        forecast = w_pairs * means[rows, None] + u_pairs * levels[rows, None]
+        err += weights[rows] @ np.abs(targets[rows, None] - forecast)
+    return err
 
 
 def population_spread(
