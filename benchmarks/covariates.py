@@ -64,6 +64,11 @@ script (a few minutes of CPU); ``--full`` runs everything above.
 (never the library's defaults)::
 
     OMP_NUM_THREADS=1 python -m benchmarks.covariates --full
+
+``--ablation`` scores the same methods on inner splits of the training data instead
+(:func:`ablation_problem`: the training subjects split 70/30 again, or the span before the
+report's first origin), for choosing a change without looking at the reported subjects or
+origins; write its report elsewhere with ``--results``.
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ import json
 import shlex
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -206,6 +211,20 @@ def lead_tasks(series: list, origins: dict, steps: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["series", "origin", "target", "lead"])
 
 
+#: The longest lead of a next-measurement task, in the set's unit (min or h).
+MAX_LEAD = {"remifentanil": 60, "quinidine": 48, "phenobarb": 72}
+
+
+def _meal_origins(series: list) -> dict:
+    """Per simulated patient, the reading just before each meal after the first day."""
+    origins = {}
+    for i, s in enumerate(series):
+        cho = s.X[:, 0] > 0
+        starts = np.flatnonzero(cho[1:] & ~cho[:-1]) + 1
+        origins[i] = [o - 1 for o in starts if s.t[o - 1] >= 24 * 60]
+    return origins
+
+
 def load_problem(name: str, quick: bool, seed: int = 0) -> Problem:
     """The data, split and tasks of one set."""
     minute, hour = pd.Timedelta(minutes=1), pd.Timedelta(hours=1)
@@ -219,11 +238,7 @@ def load_problem(name: str, quick: bool, seed: int = 0) -> Problem:
         if quick:  # pretraining with X on all ten adults alone takes minutes
             train, test = train[:4], test[:3]
         steps = {"30 min": 10, "60 min": 20}
-        meal_origins = {}
-        for i, s in enumerate(test):
-            cho = s.X[:, 0] > 0
-            starts = np.flatnonzero(cho[1:] & ~cho[:-1]) + 1
-            meal_origins[i] = [o - 1 for o in starts if s.t[o - 1] >= 24 * 60]
+        meal_origins = _meal_origins(test)
         stride = 6 if quick else 3  # training origins: every stride-th reading
         train_origins = {i: range(24, len(s.t), stride) for i, s in enumerate(train)}
         return Problem(
@@ -234,20 +249,16 @@ def load_problem(name: str, quick: bool, seed: int = 0) -> Problem:
         )  # fmt: skip
     if name in ("remifentanil", "quinidine", "phenobarb"):
         if name == "remifentanil":
-            panel, cov, unit, lead = load_remifentanil(include_rate=True), ["rate"], minute, 60
+            panel, cov, unit = load_remifentanil(include_rate=True), ["rate"], minute
             windows, horizon = (10, 30, 60), "60min"
         elif name == "quinidine":
-            panel, cov, unit, lead = (
-                load_quinidine(include_dose=True),
-                ["dose", "interval"],
-                hour,
-                48,
-            )
+            panel, cov, unit = load_quinidine(include_dose=True), ["dose", "interval"], hour
             windows, horizon = (12, 48, 168), "48h"
         else:
-            panel, cov, unit, lead = load_phenobarb(include_dose=True), ["dose"], hour, 72
+            panel, cov, unit = load_phenobarb(include_dose=True), ["dose"], hour
             windows, horizon = (12, 48, 168), "72h"
         known = ["rate"] if name == "remifentanil" else ["dose"]
+        lead = MAX_LEAD[name]
         if name != "remifentanil":
             # A dose record's absence is a fact, not a gap: 0 at every other record, so
             # that a plan says "no dose before the next draw" (NaN there reads "no plan").
@@ -294,6 +305,57 @@ def load_problem(name: str, quick: bool, seed: int = 0) -> Problem:
             windows=(4,), n_lags=4, levy={"max_horizon": 4}, regular=True,
         )  # fmt: skip
     raise ValueError(f"unknown set {name!r}; choose among {list(SETS)}.")
+
+
+#: Inner splits (``--ablation``) of the regular sets: how many of the steps before the
+#: report's first origin are forecast, and the stride of those origins.
+ABLATION_SPAN = {"chicago": (364, 7), "us_change": (40, 1)}
+
+
+def ablation_problem(p: Problem, seed: int = 1) -> Problem:
+    """The set's training data split again, for choosing a change without looking at the
+    report's test subjects or origins.
+
+    Panels: the training subjects split 70/30 (``_split``'s rule, ``seed``); the 70 %
+    pretrain, the others are forecast with the report's tasks rule. Regular sets: the
+    series up to the report's first origin, forecast at its last :data:`ABLATION_SPAN`
+    steps (the report's leads) and trained before them (HGB: the report's stride).
+    """
+    if p.regular:
+        s = p.test[0]
+        stop = int(p.tasks.origin.min()) + 1
+        unit = pd.Timedelta(days=1) if isinstance(s.frame.index, pd.DatetimeIndex) else None
+        s = _series(s.key, s.frame.iloc[:stop], p.target, p.covariates, unit)
+        n_test, stride = ABLATION_SPAN[p.name]
+        start = stop - n_test
+        steps = {lead: int(k) for lead, k in _lead_steps(p.tasks).items()}
+        horizon = max(steps.values())
+        first = int(p.train_tasks.origin.min())
+        train_stride = int(np.diff(np.unique(p.train_tasks.origin))[0])
+        tasks = lead_tasks([s], {0: range(start - 1, stop - horizon, stride)}, steps)
+        train_tasks = lead_tasks([s], {0: range(first, start - horizon, train_stride)}, steps)
+        return replace(p, train=[s], test=[s], tasks=tasks, train_tasks=train_tasks)
+    keys = pd.Index([s.key for s in p.train])
+    inner_keys, held_keys = _split(pd.DataFrame(index=keys), 0.7, seed)
+    by_key = {s.key: s for s in p.train}
+    train, test = [by_key[k] for k in inner_keys], [by_key[k] for k in held_keys]
+    if p.name == "simulated":
+        steps = _lead_steps(p.tasks)
+        tasks = lead_tasks(test, _meal_origins(test), steps)
+        train_tasks = lead_tasks(
+            train, {i: range(24, len(s.t), 3) for i, s in enumerate(train)}, steps
+        )
+    else:
+        label = p.tasks.lead.iloc[0]
+        tasks = next_measurement_tasks(test, MAX_LEAD[p.name], label)
+        train_tasks = next_measurement_tasks(train, MAX_LEAD[p.name], label)
+    return replace(p, train=train, test=test, tasks=tasks, train_tasks=train_tasks)
+
+
+def _lead_steps(tasks: pd.DataFrame) -> dict:
+    """The row offset of each lead label of ``lead_tasks``' tasks."""
+    steps = (tasks.target - tasks.origin).groupby(tasks.lead, sort=False).first()
+    return steps.to_dict()
 
 
 def observed(series: list, tasks: pd.DataFrame) -> np.ndarray:
@@ -482,8 +544,12 @@ def levy_quantiles(p: Problem, with_x: bool, params: dict, seed: int) -> tuple[n
 
 
 # --------------------------------------------------------------------------- run
-def run_set(name: str, quick: bool, params: dict, seed: int) -> pd.DataFrame:
+def run_set(
+    name: str, quick: bool, params: dict, seed: int, ablation: bool = False
+) -> pd.DataFrame:
     p = load_problem(name, quick, seed)
+    if ablation:
+        p = ablation_problem(p)
     y = observed(p.test, p.tasks)
     print(f"{name}: {len(p.tasks)} test tasks, {len(p.train_tasks)} training tasks", flush=True)
     forecasts = {}
@@ -589,6 +655,12 @@ def main() -> None:
     parser.add_argument("--results", default=str(RESULTS), help="folder of the CSV and report")
     parser.add_argument("--levy-params", default="{}", help="LevyForecaster settings, as JSON")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--ablation",
+        action="store_true",
+        help="score the inner splits of the training data (ablation_problem), never the "
+        "report's test subjects or origins; the report goes to --results",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     # sktime's and the optimiser's warnings would drown the progress lines.
@@ -605,10 +677,12 @@ def main() -> None:
     results.mkdir(parents=True, exist_ok=True)
     command = "python -m benchmarks.covariates " + shlex.join(sys.argv[1:])
     mode_text = "`--quick`" if quick else "`--full`"
+    if args.ablation:
+        mode_text += " `--ablation` (inner splits of the training data)"
     t0 = time.perf_counter()
     parts = []
     for name in args.sets.split(","):
-        parts.append(run_set(name, quick, params, args.seed))
+        parts.append(run_set(name, quick, params, args.seed, args.ablation))
         table = pd.concat(parts, ignore_index=True)  # written after each set: a partial run
         table.to_csv(results / "covariates.csv", index=False, float_format="%.4g")
         text = report(table, mode_text, params, time.perf_counter() - t0, command)

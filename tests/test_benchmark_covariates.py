@@ -65,3 +65,31 @@ def test_next_measurement_tasks_pair_consecutive_observations_within_the_lead():
     s = cov.Series("a", pd.DataFrame({"y": y}), t, y, np.zeros((5, 0)))
     tasks = cov.next_measurement_tasks([s], max_lead=5.0, label="next")
     assert tasks[["origin", "target"]].to_numpy().tolist() == [[0, 2]]
+
+
+@pytest.mark.parametrize("name", ["quinidine", "phenobarb"])
+def test_ablation_splits_forecast_only_report_training_subjects(name):
+    # The inner split never scores (nor trains on) a subject the report forecasts.
+    report = cov.load_problem(name, quick=False)
+    inner = cov.ablation_problem(report)
+    report_train = {s.key for s in report.train}
+    held, pretrain = {s.key for s in inner.test}, {s.key for s in inner.train}
+    assert held | pretrain == report_train and not held & pretrain
+    assert not (held | pretrain) & {s.key for s in report.test}
+    assert len(pretrain) == round(0.7 * len(report_train))
+    # Tasks: from each held-out measurement, the next one within the set's longest lead.
+    assert set(inner.tasks.series) <= set(range(len(inner.test)))
+    lead = [inner.test[i].t[b] - inner.test[i].t[a] for i, a, b in inner.tasks.iloc[:, :3].values]
+    assert 0 < min(lead) and max(lead) <= cov.MAX_LEAD[name]
+
+
+def test_ablation_span_of_a_regular_set_ends_before_the_report_origins():
+    report = cov.load_problem("us_change", quick=False)
+    inner = cov.ablation_problem(report)
+    first_report_origin = int(report.tasks.origin.min())
+    # 40 one-quarter-ahead origins, the last target the report's first origin itself.
+    assert len(inner.tasks) == 40
+    assert inner.tasks.target.max() == first_report_origin
+    assert len(inner.test[0].t) == first_report_origin + 1
+    # HGB trains on origins before the inner ones only.
+    assert inner.train_tasks.target.max() <= inner.tasks.origin.min()
