@@ -148,6 +148,7 @@ class Cohort:
                 f"{type(data).__name__}; pass a panel in memory to pretrain directly, e.g. "
                 "pretrain(frame.set_index([subject, time]))."
             )
+        pa = _import("pyarrow", "pyarrow")
         for fragment in data.get_fragments():
             # Each file on its own types: read on the dataset's schema, a file of integer
             # times would be cast silently to the first file's timestamps.
@@ -156,6 +157,10 @@ class Cohort:
             if self.subject in keys and self.subject not in frame.columns:
                 frame[self.subject] = keys[self.subject]
             yield f"file {fragment.path}", frame
+            # The file's table and its pandas conversion are dropped by now; arrow's pool
+            # keeps their pages unless told (about half the raw data, held to the end).
+            del frame
+            pa.default_memory_pool().release_unused()
 
 
 def _flat(frame: pd.DataFrame) -> pd.DataFrame:

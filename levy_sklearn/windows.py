@@ -611,7 +611,7 @@ class WindowIndex(NamedTuple):
 
     Attributes
     ----------
-    series : ndarray of shape (n,)
+    series : ndarray of shape (n,), int32
         The series each window is cut from.
     cutoffs : ndarray of shape (n,)
         Its cutoff.
@@ -856,7 +856,10 @@ class WindowPlan:
         >>> index.series.size, int((index.gaps > 0).sum())  # 19 windows and 10 repeated with a gap
         (29, 10)
         """
-        cutoffs, ends, gaps, keeps = [], [], [], []
+        # Per series only its cutoffs and its gap windows' draws are kept until the index is
+        # assembled: arrays of every window's gap, keep and end, one per series, took as
+        # much memory again as the index (3 million windows of 10,000 subjects).
+        cutoffs, splits, gapped_at, gaps_drawn, holes_drawn = [], [], [], [], []
         # Gap windows (see observation_dropout) are drawn from the seed, reproducibly.
         rng = np.random.default_rng(seed)
         for t, v in zip(times, values, strict=True):
@@ -872,31 +875,32 @@ class WindowPlan:
                     # for the calibration's history groups to form.
                     early = self.cutoffs(t, v, -np.inf, t[0] + self.context_span)
                     cut = np.union1d(cut, early)
-                gap = np.zeros(cut.size)
-                keep = np.zeros(cut.size, bool)
             else:
                 cut = self.cutoffs(t, v, -np.inf, split)
                 n_gap = int(np.ceil(self.observation_dropout * cut.size))
-                gapped = rng.choice(cut, size=n_gap, replace=False) if cut.size else cut[:0]
-                gap = np.concatenate(
-                    [np.zeros(cut.size), rng.uniform(0, self.horizon_span, n_gap)]
-                )
-                # Some gaps are holes before a last observation (a sensor that was silent,
-                # then reported once), the others end the context.
-                holes = rng.random(n_gap) < HOLE_SHARE
-                keep = np.concatenate([np.zeros(cut.size, bool), holes])
-                cut = np.concatenate([cut, gapped])
+                if n_gap:
+                    gapped = rng.choice(cut, size=n_gap, replace=False)
+                    gaps_drawn.append(rng.uniform(0, self.horizon_span, n_gap))
+                    # Some gaps are holes before a last observation (a sensor that was
+                    # silent, then reported once), the others end the context.
+                    holes_drawn.append(rng.random(n_gap) < HOLE_SHARE)
+                    gapped_at.append((len(cutoffs), cut.size))
+                    cut = np.concatenate([cut, gapped])
             cutoffs.append(cut)
-            gaps.append(gap)
-            keeps.append(keep)
-            ends.append(np.full(cut.size, split if part == "train" else np.inf))
-        sizes = [c.size for c in cutoffs]
+            splits.append(split if part == "train" else np.inf)
+        sizes = np.array([c.size for c in cutoffs], dtype=np.int64)
+        starts = np.cumsum(sizes) - sizes
+        gaps = np.zeros(int(sizes.sum()))
+        keeps = np.zeros(gaps.size, bool)
+        for (i, n_plain), gap, hole in zip(gapped_at, gaps_drawn, holes_drawn, strict=True):
+            gaps[starts[i] + n_plain : starts[i] + sizes[i]] = gap
+            keeps[starts[i] + n_plain : starts[i] + sizes[i]] = hole
         return WindowIndex(
-            np.repeat(np.arange(len(sizes), dtype=np.int64), sizes),
-            *(
-                np.concatenate([np.zeros(0, dtype), *parts]).astype(dtype)
-                for parts, dtype in ((cutoffs, float), (gaps, float), (keeps, bool), (ends, float))
-            ),
+            np.repeat(np.arange(len(cutoffs), dtype=np.int32), sizes),
+            np.concatenate([np.zeros(0), *cutoffs]).astype(float, copy=False),
+            gaps,
+            keeps,
+            np.repeat(np.array(splits, dtype=float), sizes),
         )
 
     def cut(
@@ -956,7 +960,7 @@ class WindowPlan:
                 *(field[back] for field in windows[1:]),
             )
         if series.size:
-            windows = windows._replace(series=series[windows.series])
+            windows = windows._replace(series=series.astype(np.int64)[windows.series])
         return self.with_calendar(windows)
 
     def forecast_windows(

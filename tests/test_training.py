@@ -16,11 +16,13 @@ from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.regressor import LevyAttentionRegressor
 from levy_sklearn.tokens import take_tokens, tokens_from_events, tokens_from_rows
 from levy_sklearn.training import (
+    BatchDataset,
     GaussianScore,
     NetworkSpec,
     TokenDataset,
     TrainingSpec,
     continue_levy_net,
+    epoch_loader,
     fit_levy_net,
     make_levy_net,
     seeded,
@@ -107,6 +109,32 @@ def test_batchwise_fetching_gives_the_row_wise_loaders_batches(shuffle):
         for key in x_exp:
             assert x_got[key].dtype == x_exp[key].dtype
             assert torch.equal(x_got[key], x_exp[key])
+
+
+def test_fewer_rows_than_the_data_are_torchs_rows_without_a_list_of_every_row():
+    # The reference is torch's own RandomSampler drawing as many rows: the same rows in the
+    # same order from the same seed, while only the rows drawn become Python integers
+    # (torch's lists all 10**6 first: about 40 MB).
+    import tracemalloc
+
+    from torch.utils.data import DataLoader, RandomSampler, default_convert
+
+    n, rows = 10**6, 70
+    dataset = BatchDataset(n, lambda r: ({"values": r[:, None] * 1.0}, r * 1.0))
+    kwargs = {"batch_size": 32, "collate_fn": default_convert}
+    with seeded(0):
+        sampler = RandomSampler(dataset, num_samples=rows)
+        expected = [y.tolist() for _, y in DataLoader(dataset, sampler=sampler, **kwargs)]
+    with seeded(0):
+        tracemalloc.start()
+        try:
+            got = [y.tolist() for _, y in epoch_loader(dataset, rows, shuffle=True, **kwargs)]
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert [len(y) for y in got] == [32, 32, 6]
+    assert got == expected
+    assert peak < 4e6
 
 
 def test_mse_loss_calibrates_variance_on_validation_split():
