@@ -930,8 +930,7 @@ class WindowPlan:
         # then put back in the index's order.
         order = np.argsort(index.series, kind="stable")
         series, starts = np.unique(index.series[order], return_index=True)
-        bounds = [*starts[1:], order.size]
-        groups = [order[a:b] for a, b in zip(starts, bounds, strict=True)]
+        groups = np.split(order, starts[1:]) if order.size else []  # no window: no group
 
         def each(seq: Sequence | None) -> list | None:
             return None if seq is None else [seq[i] for i in series]

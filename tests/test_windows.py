@@ -354,3 +354,15 @@ def test_window_index_is_built_in_little_more_memory_than_it_holds():
     assert index.series.size > 20_000
     assert size == 29 * index.series.size
     assert peak < 1.75 * size
+
+
+def test_a_source_without_windows_cuts_to_empty_windows():
+    # A short series holds no calibration window; cutting none must give empty arrays (as
+    # cutting them whole does), not fail, so a tiny pretraining panel still calibrates.
+    plan = WindowPlan(8.0, 2.0, None, "last", 64, None, 100, 0.1, 0.0)
+    t, v = np.arange(3.0), np.arange(3.0)[:, None]
+    source = plan.source([t], [v], "calibrate", seed=0)
+    windows = source.cut()
+    assert source.n_windows == 0
+    assert windows.targets.shape[0] == 0
+    assert all(array.shape[0] == 0 for array in windows.tokens.values())
