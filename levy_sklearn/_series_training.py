@@ -36,6 +36,7 @@ from .training import (
     progress_label,
 )
 from .training.distributed import (
+    active,
     current_launch,
     data_parallel,
     gather,
@@ -762,7 +763,8 @@ def _pretrain_calibrated(
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     n, n_channels = len(panel.times), panel.mean.size
     times, values = panel.times, panel.values
-    n_processes = len(gather(None))  # of a data-parallel launch; 1 without one
+    launch = active()
+    n_processes = 1 if launch is None else launch.world_size
 
     def windows(picked: np.ndarray, part: str) -> WindowSource:
         return plan.source(
