@@ -12,10 +12,15 @@ same call, each in a fresh process:
 
 Training rows per second are the windows stepped through in all the processes over the
 training epochs' wall time (skorch's ``history[:, "dur"]``; window cutting and calibration
-excluded). Each process steps through ``batch_size`` (32) of its own windows a step, so 2
-processes take half the steps of one for as many rows. On a machine shared with other
-work, the wall time depends on what else runs: the training CPU time (the most of any
-process) is measured too, and rows per CPU second give the ratio an idle machine reaches.
+excluded). A fifth of the windows is held out (``validation_fraction=0.2``; under torchrun
+each process holds out a fifth of its own share, and the loss is that of every process's
+validation windows together): the last epoch's validation loss says whether two processes
+train as well as one. Repeat ``r`` of a way uses ``random_state=r``, so the repeats of the
+one-process runs give the seed spread the two-process loss is compared with. Each process
+steps through ``batch_size`` (32) of its own windows a step, so 2 processes take half the
+steps of one for as many rows. On a machine shared with other work, the wall time depends
+on what else runs: the training CPU time (the most of any process) is measured too, and
+rows per CPU second give the ratio an idle machine reaches.
 The launch is the one a user runs::
 
     torchrun --nproc_per_node 2 -m benchmarks._ddp_throughput --worker OUT.json
@@ -37,14 +42,17 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
 # Patients of the pretraining panel and training epochs: about 1,500 windows of 24
 # patients an epoch at the forecaster's default network and batch size.
 PATIENTS = 30
 EPOCHS = 2
 WINDOWS_PER_SERIES = 64
+VALIDATION_FRACTION = 0.2
 
 
-def worker(out: str, patients: int, epochs: int) -> None:
+def worker(out: str, patients: int, epochs: int, seed: int) -> None:
     """Pretrain once (data-parallel when launched so) and write its throughput to ``out``."""
     import torch
 
@@ -72,7 +80,8 @@ def worker(out: str, patients: int, epochs: int) -> None:
         max_epochs=epochs,
         max_steps=None,
         windows_per_series=WINDOWS_PER_SERIES,
-        random_state=0,
+        validation_fraction=VALIDATION_FRACTION,
+        random_state=seed,
     )
     start, cpu = time.perf_counter(), time.process_time()
     forecaster.pretrain(y)
@@ -94,6 +103,8 @@ def worker(out: str, patients: int, epochs: int) -> None:
                 "pretrain_cpu_s": cpu,
                 "train_cpu_s": sum(train_cpu),
                 "rows_per_s": rows / seconds,
+                "seed": seed,
+                "valid_loss": float(history[-1, "valid_loss"]),
             },
             file,
         )
@@ -120,19 +131,21 @@ def measure(patients: int = PATIENTS, epochs: int = EPOCHS, repeats: int = 1) ->
     epochs : int
         Training epochs (``max_epochs``, no ``max_steps``).
     repeats : int
-        Runs of each way, interleaved; each way's fastest is kept (the one least slowed
-        by other work on the machine).
+        Runs of each way, interleaved, repeat ``r`` with ``random_state=r``; each way's
+        fastest is kept (the one least slowed by other work on the machine).
 
     Returns
     -------
     dict
         ``runs``: one dict a way (``processes``, ``threads``, ``rows``, ``steps``,
-        ``train_s``, ``rows_per_s``, ``train_cpu_s``, ``pretrain_s``, ``pretrain_cpu_s``;
-        CPU times the most of any process; ``all_rows_per_s``: every repeat's), the fastest
-        of the repeats; ``speedup_vs_1_thread`` and
-        ``speedup_vs_default_threads``: the 2-process rows per second over each
-        one-process one; ``cpu_speedup_vs_1_thread``: the same in rows per training CPU
-        second; ``load_average``: the machine's 1-minute load before and after.
+        ``train_s``, ``rows_per_s``, ``train_cpu_s``, ``pretrain_s``, ``pretrain_cpu_s``,
+        ``seed``, ``valid_loss``; CPU times the most of any process; ``all_rows_per_s`` and
+        ``all_valid_loss``: every repeat's), the fastest of the repeats;
+        ``speedup_vs_1_thread`` and ``speedup_vs_default_threads``: the 2-process rows per
+        second over each one-process one; ``cpu_speedup_vs_1_thread``: the same in rows per
+        training CPU second; ``ceiling_vs_default_threads``: what perfect scaling (twice one
+        single-threaded process) would give over one process with its default threads;
+        ``load_average``: the machine's 1-minute load before and after.
     """
     args = ["--patients", str(patients), "--epochs", str(epochs)]
     module = ["-m", "benchmarks._ddp_throughput", "--worker"]
@@ -150,30 +163,51 @@ def measure(patients: int = PATIENTS, epochs: int = EPOCHS, repeats: int = 1) ->
         for repeat in range(repeats):
             for name, command, env, processes in ways:
                 out = os.path.join(tmp, f"{name.replace(' ', '_')}_{repeat}")
-                every[name].append(_run([*command, out, *args], env, out, processes))
+                seeded = [*command, out, *args, "--seed", str(repeat)]
+                every[name].append(_run(seeded, env, out, processes))
     runs = {
         name: max(done, key=lambda run: run["rows_per_s"])
-        | {"all_rows_per_s": [run["rows_per_s"] for run in done]}
+        | {
+            "all_rows_per_s": [run["rows_per_s"] for run in done],
+            "all_valid_loss": [run["valid_loss"] for run in done],
+        }
         for name, done in every.items()
     }
     two, alone = runs["2 processes x 1 thread"], runs["1 process, 1 thread"]
+    default = runs["1 process, default threads"]
     return {
         "runs": runs,
         "speedup_vs_1_thread": two["rows_per_s"] / alone["rows_per_s"],
         "cpu_speedup_vs_1_thread": (two["rows"] / two["train_cpu_s"])
         / (alone["rows"] / alone["train_cpu_s"]),
-        "speedup_vs_default_threads": two["rows_per_s"]
-        / runs["1 process, default threads"]["rows_per_s"],
+        "speedup_vs_default_threads": two["rows_per_s"] / default["rows_per_s"],
+        "ceiling_vs_default_threads": 2 * alone["rows_per_s"] / default["rows_per_s"],
         "load_average": (load_before, os.getloadavg()[0]),
     }
+
+
+def loss_within_spread(result: dict) -> tuple[float, list[float], bool]:
+    """The 2-process runs' mean validation loss, the 1-process runs' losses (every seed,
+    both thread counts) and whether the mean lies within those losses' range widened by
+    their spread on each side."""
+    one = [
+        loss
+        for name, run in result["runs"].items()
+        if name.startswith("1 process")
+        for loss in run["all_valid_loss"]
+    ]
+    two = float(np.mean(result["runs"]["2 processes x 1 thread"]["all_valid_loss"]))
+    spread = max(one) - min(one)
+    return two, one, min(one) - spread <= two <= max(one) + spread
 
 
 def table(result: dict) -> str:
     """``result`` of :func:`measure` as a markdown table."""
     lines = [
         "| run | threads | training rows | steps | training s | rows/s | rows/s, every run | "
-        "training CPU s | rows/CPU s | pretrain s | pretrain CPU s |",
-        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+        "training CPU s | rows/CPU s | pretrain s | pretrain CPU s | validation loss, "
+        "every run |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|",
     ]
     for name, run in result["runs"].items():
         lines.append(
@@ -181,9 +215,11 @@ def table(result: dict) -> str:
             f"{run['train_s']:.1f} | {run['rows_per_s']:.0f} | "
             f"{', '.join(f'{r:.0f}' for r in run['all_rows_per_s'])} | {run['train_cpu_s']:.1f} | "
             f"{run['rows'] / run['train_cpu_s']:.0f} | {run['pretrain_s']:.1f} | "
-            f"{run['pretrain_cpu_s']:.1f} |"
+            f"{run['pretrain_cpu_s']:.1f} | "
+            f"{', '.join(f'{loss:.4f}' for loss in run['all_valid_loss'])} |"
         )
     before, after = result["load_average"]
+    two, one, within = loss_within_spread(result)
     lines += [
         "",
         f"2 processes / 1 process: {result['speedup_vs_1_thread']:.2f}x (1 thread), "
@@ -191,7 +227,16 @@ def table(result: dict) -> str:
         f"1-minute load average {before:.2f} before, {after:.2f} after. Rows per CPU "
         f"second (training CPU time: the most of a process): 2 processes / 1 process "
         f"(1 thread) {result['cpu_speedup_vs_1_thread']:.2f}x, what the wall-clock ratio "
-        "reaches on an idle machine where the processes do not wait for each other.",
+        "reaches on an idle machine where the processes do not wait for each other. "
+        "Against one process with its default threads (both cores through torch's "
+        "intra-op threads), two single-threaded processes reach at most twice one "
+        f"single-threaded process: {result['ceiling_vs_default_threads']:.2f}x here.",
+        "",
+        f"Validation loss (last epoch, seeds 0–{len(one) // 2 - 1}): 2 processes "
+        f"{two:.4f} on average; 1 process {min(one):.4f} to {max(one):.4f} over its seeds "
+        "and thread counts: "
+        + ("within" if within else "**outside**")
+        + " that range widened by its spread on each side.",
     ]
     return "\n".join(lines)
 
@@ -220,9 +265,10 @@ def main() -> None:
     parser.add_argument("--patients", type=int, default=PATIENTS)
     parser.add_argument("--epochs", type=int, default=EPOCHS)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0, help="the worker's random_state")
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.patients, args.epochs)
+        worker(args.worker, args.patients, args.epochs, args.seed)
         return
     print(table(measure(args.patients, args.epochs, args.repeats)))
 
