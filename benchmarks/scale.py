@@ -132,7 +132,10 @@ class StepClock:
 
     def _post(self, optimizer, args, kwargs) -> None:
         self.ends.append(time.thread_time())
-        self.networks.append(id(optimizer))
+        # Numbered at first sight: a freed network's optimizer may leave its id to the next.
+        if not hasattr(optimizer, "_scale_network"):
+            optimizer._scale_network = len(set(self.networks))
+        self.networks.append(optimizer._scale_network)
         if self.first is None:
             self.first = time.perf_counter() - self.created, self.process.memory_info().rss
         if self.stop_after is not None and len(self.ends) >= self.stop_after:
