@@ -430,14 +430,33 @@ def design(series: list, tasks: pd.DataFrame, p: Problem, with_x: bool):
 
 
 def hgb_quantiles(p: Problem, with_x: bool, seed: int) -> np.ndarray:
-    X_tr, y_tr, last_tr = design(p.train, p.train_tasks, p, with_x)
     X_te, _, last_te = design(p.test, p.tasks, p, with_x)
-    out = np.empty((len(X_te), len(LEVELS)))
+    return hgb_plan_quantiles(p, with_x, seed, {HAPPENED: (X_te, last_te)})[HAPPENED]
+
+
+def hgb_plan_quantiles(p: Problem, with_x: bool, seed: int, designs: dict) -> dict:
+    """One model per level trained on the training tasks, applied to each test design
+    (features and last observation, as :func:`design` gives them) by name."""
+    X_tr, y_tr, last_tr = design(p.train, p.train_tasks, p, with_x)
+    out = {name: np.empty((len(X_te), len(LEVELS))) for name, (X_te, _) in designs.items()}
     for k, level in enumerate(LEVELS):
         model = HistGradientBoostingRegressor(loss="quantile", quantile=level, random_state=seed)
         model.fit(X_tr, y_tr - last_tr)
-        out[:, k] = last_te + model.predict(X_te)
-    return sorted_quantiles(out)
+        for name, (X_te, last_te) in designs.items():
+            out[name][:, k] = last_te + model.predict(X_te)
+    return {name: sorted_quantiles(q) for name, q in out.items()}
+
+
+def plan_design(p: Problem, plan) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`design` of the test tasks with each task's series under ``plan`` (a function
+    as :func:`levy_plan_quantiles` takes) from its origin on."""
+    rows = []
+    for i, o, t in zip(p.tasks.series, p.tasks.origin, p.tasks.target, strict=True):
+        s = p.test[i]
+        X = s.X.copy()
+        X[o + 1 : t + 1] = plan(s, o, t).to_numpy(float)
+        rows.append(features(replace(s, X=X), o, t, p, True))
+    return np.vstack(rows), np.array([r[2 * p.n_lags + 1] for r in rows])
 
 
 # --------------------------------------------------------------------------- naive
@@ -707,13 +726,18 @@ def load_plans(path: Path = PLANS_FILE) -> dict:
 
 
 def plan_problem(p: Problem, outcomes: dict) -> tuple[Problem, dict, dict]:
-    """The simulated set at its meal origins with :data:`PLAN_STEPS`' leads, each task's
+    """The simulated set at its meal origins with :data:`PLAN_STEPS`' leads (HGB's training
+    tasks too, at the set's stride), each task's
     covariates under every plan (functions for :func:`levy_plan_quantiles`) and its
     target under every plan, by plan name (:data:`HAPPENED` first)."""
     step = p.test[0].t[1] - p.test[0].t[0]  # minutes between readings
+    stride = int(np.diff(np.unique(p.train_tasks.origin))[0])
     p = replace(
         p,
         tasks=lead_tasks(p.test, _meal_origins(p.test), PLAN_STEPS),
+        train_tasks=lead_tasks(
+            p.train, {i: range(24, len(s.t), stride) for i, s in enumerate(p.train)}, PLAN_STEPS
+        ),
         levy={**p.levy, "max_horizon": f"{max(PLAN_STEPS.values()) * step:g}min"},
     )
     names = sorted({plan for plan, _, _ in outcomes})
@@ -771,18 +795,25 @@ def plan_scores(
 
 
 def run_plans(quick: bool, params: dict, seed: int) -> tuple[pd.DataFrame, dict]:
-    """``Levy + X`` and ``Levy`` pretrained as the simulated set has them, scored at each
-    meal origin under every plan of :data:`PLANS_FILE` against the outcome simulated under
-    it; the forecasters' seconds by method."""
+    """``Levy + X`` and ``Levy`` pretrained as the simulated set has them, and the peer
+    ``HGB + X`` trained on the adults' tasks at the same leads, scored at each meal origin
+    under every plan of :data:`PLANS_FILE` against the outcome simulated under it; the
+    forecasters' seconds by method."""
     p, plans, y = plan_problem(load_problem("simulated", quick, seed), load_plans())
     print(f"plans: {len(p.tasks)} tasks x {len(plans)} plans", flush=True)
-    parts, seconds = [], {}
+    forecasts, seconds = {}, {}
     for with_x in (True, False):
         method = "Levy + X" if with_x else "Levy"
-        q, seconds[method] = levy_plan_quantiles(p, with_x, params, seed, plans)
+        forecasts[method], seconds[method] = levy_plan_quantiles(p, with_x, params, seed, plans)
+        print(f"  {method}: {seconds[method]}", flush=True)
+    t0 = time.perf_counter()
+    designs = {name: plan_design(p, plan) for name, plan in plans.items()}
+    forecasts["HGB + X"] = hgb_plan_quantiles(p, True, seed, designs)
+    seconds["HGB + X"] = {"train_s": time.perf_counter() - t0}
+    parts = []
+    for method, q in forecasts.items():
         parts.append(plan_scores(y, q, p.tasks.lead.to_numpy()))
         parts[-1].insert(0, "method", method)
-        print(f"  {method}: {seconds[method]}", flush=True)
     return pd.concat(parts, ignore_index=True), seconds
 
 
@@ -804,7 +835,9 @@ def plans_report(
         "meal's plan changed; `benchmarks/simglucose_cohorts.py`), each scored against the "
         "CGM simulated under that plan. `Levy + X` reads the plan "
         "(`predict_quantiles(fh, X=plan)`); `Levy` cannot, so its one forecast per origin "
-        "is scored against every plan's outcome (σ without the covariates).\n",
+        "is scored against every plan's outcome (σ without the covariates). `HGB + X`: the "
+        "set's peer (quantile HistGradientBoosting on lags and the covariates, the plan's "
+        "among them), trained on the adults' plans as they happened.\n",
         "Goal (issue 54): per plan, 90 % coverage in [0.85, 0.95] and 50/80/95 % within "
         f"±{COVERAGE_TOLERANCE}. width50/width90: mean width of those intervals (mg/dL). "
         "median shift / outcome shift: mean change of the forecast median / of the "

@@ -155,11 +155,23 @@ def test_plan_problem_gives_each_plan_on_the_forecast_times():
     assert plan_p.levy["max_horizon"] == "120min"
     assert set(plan_p.tasks.lead) == set(cov.PLAN_STEPS)
     np.testing.assert_array_equal(targets["double"], targets[cov.HAPPENED] + 10)
+    assert set(plan_p.train_tasks.lead) == set(cov.PLAN_STEPS)
     for i, o, t in plan_p.tasks[["series", "origin", "target"]].to_numpy()[::17]:
         s = p.test[i]
         happened = plans[cov.HAPPENED](s, o, t)
         assert happened.index.equals(s.frame.index[o + 1 : t + 1])
         pd.testing.assert_frame_equal(plans["double"](s, o, t), 2 * happened)
+    # HGB's features under the plan as it happened are the set's own; under "double" the
+    # covariates' sums up to the target (known ahead) double, the past ones do not.
+    X_te, _, last = cov.design(plan_p.test, plan_p.tasks, plan_p, True)
+    X_happened, last_happened = cov.plan_design(plan_p, plans[cov.HAPPENED])
+    np.testing.assert_array_equal(X_happened, X_te)
+    np.testing.assert_array_equal(last_happened, last)
+    X_double, _ = cov.plan_design(plan_p, plans["double"])
+    ahead = 2 * plan_p.n_lags + 2 + np.array([4, 5, 10, 11])  # per column: last, 3 sums, 2
+    np.testing.assert_allclose(X_double[:, ahead], 2 * X_te[:, ahead])
+    past = np.setdiff1d(np.arange(X_te.shape[1]), ahead)
+    np.testing.assert_array_equal(X_double[:, past], X_te[:, past])
 
 
 def test_plans_file_changes_only_each_meal_and_its_bolus():
