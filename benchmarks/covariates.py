@@ -76,7 +76,8 @@ origins; write its report elsewhere with ``--results``.
 ahead (``max_horizon`` 120 min) under the plan as it happened and under each alternative plan
 of :data:`PLANS_FILE` (that meal's bolus skipped; half its carbohydrate with the whole
 meal's bolus), each scored against the CGM simulated under that plan; ``Levy`` cannot read a
-plan, so its one forecast per origin meets every plan's outcome. Per plan: CRPS, coverage,
+plan, so its one forecast per origin meets every plan's outcome; ``HGB + X`` (trained on the
+adults' tasks at the same leads) reads the plan in its features. Per plan: CRPS, coverage,
 the intervals' mean widths, and how far the plan moved the forecast median and the
 outcome::
 
