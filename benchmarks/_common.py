@@ -39,13 +39,19 @@ def pinball(y: np.ndarray, q: np.ndarray, levels: np.ndarray) -> np.ndarray:
     return np.maximum(levels * diff, (levels - 1) * diff)
 
 
+def central_columns(coverage: float, levels: np.ndarray = LEVELS) -> tuple[int, int]:
+    """The columns of ``levels`` nearest the bounds of the central ``coverage`` interval."""
+    lo = int(np.argmin(np.abs(levels - (1 - coverage) / 2)))
+    hi = int(np.argmin(np.abs(levels - (1 + coverage) / 2)))
+    return lo, hi
+
+
 def interval_coverage(
     y: np.ndarray, q: np.ndarray, coverage: float, levels: np.ndarray = LEVELS
 ) -> float:
     """Share of the finite values of ``y`` inside the central ``coverage`` interval of the
     quantiles ``q`` at ``levels`` (last axis)."""
-    lo = int(np.argmin(np.abs(levels - (1 - coverage) / 2)))
-    hi = int(np.argmin(np.abs(levels - (1 + coverage) / 2)))
+    lo, hi = central_columns(coverage, levels)
     y = np.asarray(y, float)
     inside = (q[..., lo] <= y) & (y <= q[..., hi])
     return float(inside[np.isfinite(y)].mean())

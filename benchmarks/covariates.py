@@ -69,6 +69,20 @@ script (a few minutes of CPU); ``--full`` runs everything above.
 (:func:`ablation_problem`: the training subjects split 70/30 again, or the span before the
 report's first origin), for choosing a change without looking at the reported subjects or
 origins; write its report elsewhere with ``--results``.
+
+``--plans`` asks whether σ stays honest when the plan changes (:func:`run_plans`; report
+``covariates_plans.md``): ``Levy + X`` and ``Levy`` pretrained on the adults as for the
+``simulated`` set, then at each meal origin of the adolescents forecast 30, 60 and 120 min
+ahead (``max_horizon`` 120 min) under the plan as it happened and under each alternative plan
+of :data:`PLANS_FILE` (that meal's bolus skipped; half its carbohydrate with the whole
+meal's bolus), each scored against the CGM simulated under that plan; ``Levy`` cannot read a
+plan, so its one forecast per origin meets every plan's outcome; ``HGB + X`` (trained on the
+adults' tasks at the same leads) reads the plan in its features. Per plan: CRPS, coverage,
+the intervals' mean widths, and how far the plan moved the forecast median and the
+outcome::
+
+    OMP_NUM_THREADS=1 python -m benchmarks.covariates --full --plans \
+        --levy-params '{"max_steps": 10}'
 """
 
 from __future__ import annotations
@@ -79,6 +93,7 @@ import shlex
 import time
 import warnings
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -94,12 +109,14 @@ from levy_sklearn.datasets import (
     load_simulated_glucose,
     load_us_change,
 )
+from levy_sklearn.metrics import interval_width
 
 from ._common import (
     COVERAGES,
     CRPS_LEVELS,
     LEVELS,
     RESULTS,
+    central_columns,
     interval_coverage,
     pinball,
     short_commit,
@@ -114,6 +131,16 @@ GOAL_WITHOUT = {"simulated": 0.9, "remifentanil": 0.95}
 FULL_LEVY = {"max_steps": 60, "calibration_folds": 1}
 QUICK_LEVY = {"max_steps": 20, "max_epochs": 2, "calibration_folds": 1}
 SETS = ("us_change", "phenobarb", "quinidine", "remifentanil", "chicago", "simulated")
+#: The simulated adolescents' meals re-simulated under alternative plans, written by
+#: ``benchmarks/simglucose_cohorts.py --plans`` (its docstring has the command).
+PLANS_FILE = Path(__file__).resolve().parent / "data" / "simglucose_plans.csv.gz"
+HAPPENED = "as it happened"
+#: ``--plans``' leads (rows of 3 min from the origin): the plans change glucose little in
+#: the first hour (insulin acts slowly), clearly in the second.
+PLAN_STEPS = {"30 min": 10, "60 min": 20, "120 min": 40}
+#: The issue's goal per plan: each central interval's coverage within this of its level
+#: (the 90 % interval: in [0.85, 0.95]).
+COVERAGE_TOLERANCE = 0.05
 
 
 # --------------------------------------------------------------------------- scoring
@@ -404,14 +431,33 @@ def design(series: list, tasks: pd.DataFrame, p: Problem, with_x: bool):
 
 
 def hgb_quantiles(p: Problem, with_x: bool, seed: int) -> np.ndarray:
-    X_tr, y_tr, last_tr = design(p.train, p.train_tasks, p, with_x)
     X_te, _, last_te = design(p.test, p.tasks, p, with_x)
-    out = np.empty((len(X_te), len(LEVELS)))
+    return hgb_plan_quantiles(p, with_x, seed, {HAPPENED: (X_te, last_te)})[HAPPENED]
+
+
+def hgb_plan_quantiles(p: Problem, with_x: bool, seed: int, designs: dict) -> dict:
+    """One model per level trained on the training tasks, applied to each test design
+    (features and last observation, as :func:`design` gives them) by name."""
+    X_tr, y_tr, last_tr = design(p.train, p.train_tasks, p, with_x)
+    out = {name: np.empty((len(X_te), len(LEVELS))) for name, (X_te, _) in designs.items()}
     for k, level in enumerate(LEVELS):
         model = HistGradientBoostingRegressor(loss="quantile", quantile=level, random_state=seed)
         model.fit(X_tr, y_tr - last_tr)
-        out[:, k] = last_te + model.predict(X_te)
-    return sorted_quantiles(out)
+        for name, (X_te, last_te) in designs.items():
+            out[name][:, k] = last_te + model.predict(X_te)
+    return {name: sorted_quantiles(q) for name, q in out.items()}
+
+
+def plan_design(p: Problem, plan) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`design` of the test tasks with each task's series under ``plan`` (a function
+    as :func:`levy_plan_quantiles` takes) from its origin on."""
+    rows = []
+    for i, o, t in zip(p.tasks.series, p.tasks.origin, p.tasks.target, strict=True):
+        s = p.test[i]
+        X = s.X.copy()
+        X[o + 1 : t + 1] = plan(s, o, t).to_numpy(float)
+        rows.append(features(replace(s, X=X), o, t, p, True))
+    return np.vstack(rows), np.array([r[2 * p.n_lags + 1] for r in rows])
 
 
 # --------------------------------------------------------------------------- naive
@@ -495,7 +541,29 @@ def _panel(series: list, columns: list) -> pd.DataFrame:
 
 
 def levy_quantiles(p: Problem, with_x: bool, params: dict, seed: int) -> tuple[np.ndarray, dict]:
-    """Quantiles of every task, and the seconds spent training and forecasting."""
+    """Quantiles of every task (with the plan as it happened as ``X``), and the seconds spent
+    training and forecasting."""
+    q, seconds = levy_plan_quantiles(p, with_x, params, seed, {HAPPENED: happened_plan(p)})
+    return q[HAPPENED], seconds
+
+
+def happened_plan(p: Problem):
+    """The plan as it happened: the known-ahead covariates of the series after the origin."""
+    return lambda s, origin, stop: s.frame[p.covariates].iloc[origin + 1 : stop + 1]
+
+
+def levy_plan_quantiles(
+    p: Problem, with_x: bool, params: dict, seed: int, plans: dict
+) -> tuple[dict, dict]:
+    """Quantiles of every task under each plan, by the plan's name, and the seconds spent
+    training and forecasting.
+
+    ``plans`` maps a name to a function of (series, origin row, last target row) that gives
+    the covariates from the row after the origin to the last target under that plan; at
+    each origin one fitted forecaster answers every plan (``predict_quantiles(fh, X=plan)``).
+    Without ``X`` (or without known-ahead columns) the forecast cannot see the plan: the
+    same quantiles stand for every plan.
+    """
     settings = {"random_state": seed, **p.levy, **params}
     if with_x:
         settings["known_ahead"] = list(p.known_ahead) or None
@@ -506,7 +574,7 @@ def levy_quantiles(p: Problem, with_x: bool, params: dict, seed: int) -> tuple[n
         y = _panel(p.train, [p.target])
         forecaster.pretrain(y, X=_panel(p.train, p.covariates) if with_x else None)
     seconds["train_s"] = time.perf_counter() - t_start
-    out = np.full((len(p.tasks), len(LEVELS)), np.nan)
+    out = {name: np.full((len(p.tasks), len(LEVELS)), np.nan) for name in plans}
     t_forecast = time.perf_counter()
     for i, tasks in p.tasks.groupby("series"):
         s = p.test[i]
@@ -525,22 +593,23 @@ def levy_quantiles(p: Problem, with_x: bool, params: dict, seed: int) -> tuple[n
                     y.iloc[new], X=X.iloc[new] if with_x else None, update_params=False
                 )
                 last = origin
-            sel = (p.tasks.series == i) & (p.tasks.origin == origin)
+            sel = ((p.tasks.series == i) & (p.tasks.origin == origin)).to_numpy()
             targets = p.tasks.target[sel].to_numpy()
             if p.regular:
                 fh = (targets - origin).tolist()
             else:
                 # Leads from the cutoff (sktime reads a TimedeltaIndex fh as leads).
                 fh = y.index[targets] - y.index[origin]
-            plan = None
-            if with_x and p.known_ahead:
-                plan = X.iloc[origin + 1 : targets.max() + 1]
-            q = forecaster.predict_quantiles(fh=fh, X=plan, alpha=LEVELS.tolist())
-            if not q.index.equals(y.index[targets]):
-                raise RuntimeError(f"forecast times {q.index} are not the targets'")
-            out[sel.to_numpy()] = q.to_numpy(float)
+            q = None
+            for name, plan in plans.items():
+                if q is None or (with_x and p.known_ahead):
+                    future = plan(s, origin, targets.max()) if with_x and p.known_ahead else None
+                    q = forecaster.predict_quantiles(fh=fh, X=future, alpha=LEVELS.tolist())
+                    if not q.index.equals(y.index[targets]):
+                        raise RuntimeError(f"forecast times {q.index} are not the targets'")
+                out[name][sel] = q.to_numpy(float)
     seconds["forecast_s"] = time.perf_counter() - t_forecast
-    return sorted_quantiles(out), seconds
+    return {name: sorted_quantiles(q) for name, q in out.items()}, seconds
 
 
 # --------------------------------------------------------------------------- run
@@ -644,6 +713,150 @@ def report(table: pd.DataFrame, mode: str, params: dict, seconds: float, command
     return "\n".join(text)
 
 
+# --------------------------------------------------------------------------- plans
+def load_plans(path: Path = PLANS_FILE) -> dict:
+    """The alternative plans' outcomes by (plan, patient, origin minute): from the step
+    after the origin, ``glucose``, ``CHO`` and ``insulin`` on the time index of
+    :func:`~levy_sklearn.datasets.load_simulated_glucose` (time since midnight of day 0)."""
+    frame = pd.read_csv(path)
+    out = {}
+    for (plan, patient, origin), part in frame.groupby(["plan", "patient", "origin"]):
+        index = pd.to_timedelta(part["minute"].to_numpy(float), unit="min").rename("time")
+        out[plan, patient, int(origin)] = part[["glucose", "CHO", "insulin"]].set_axis(index)
+    return out
+
+
+def plan_problem(p: Problem, outcomes: dict) -> tuple[Problem, dict, dict]:
+    """The simulated set at its meal origins with :data:`PLAN_STEPS`' leads (HGB's training
+    tasks too, at the set's stride), each task's
+    covariates under every plan (functions for :func:`levy_plan_quantiles`) and its
+    target under every plan, by plan name (:data:`HAPPENED` first)."""
+    step = p.test[0].t[1] - p.test[0].t[0]  # minutes between readings
+    stride = int(np.diff(np.unique(p.train_tasks.origin))[0])
+    p = replace(
+        p,
+        tasks=lead_tasks(p.test, _meal_origins(p.test), PLAN_STEPS),
+        train_tasks=lead_tasks(
+            p.train, {i: range(24, len(s.t), stride) for i, s in enumerate(p.train)}, PLAN_STEPS
+        ),
+        levy={**p.levy, "max_horizon": f"{max(PLAN_STEPS.values()) * step:g}min"},
+    )
+    names = sorted({plan for plan, _, _ in outcomes})
+
+    def outcome(name, s, origin):
+        key = (name, s.key, int(round(s.t[origin])))
+        if key not in outcomes:
+            raise KeyError(f"{PLANS_FILE.name} has no plan {key}; rerun its command")
+        return outcomes[key]
+
+    plans = {HAPPENED: happened_plan(p)}
+    targets = {HAPPENED: observed(p.test, p.tasks)}
+    for name in names:
+        plans[name] = lambda s, origin, stop, name=name: outcome(name, s, origin).loc[
+            : s.frame.index[stop], p.covariates
+        ]
+        targets[name] = np.array(
+            [
+                outcome(name, p.test[i], o).at[p.test[i].frame.index[t], "glucose"]
+                for i, o, t in zip(p.tasks.series, p.tasks.origin, p.tasks.target, strict=True)
+            ]
+        )
+    return p, plans, targets
+
+
+def meets_coverage_goal(row: dict, tolerance: float = COVERAGE_TOLERANCE) -> bool:
+    """Whether every central interval's coverage (``cov50`` ...) is within ``tolerance``
+    of its level: the issue's goal per plan. Coverages are shares of counts, so a share
+    on the bound (0.55 of 20 tasks) meets it despite its rounding."""
+    return all(abs(row[f"cov{round(100 * c)}"] - c) <= tolerance + 1e-9 for c in COVERAGES)
+
+
+def plan_scores(
+    y: dict, q: dict, lead: np.ndarray, levels: np.ndarray = LEVELS, base: str = HAPPENED
+) -> pd.DataFrame:
+    """Per plan and lead (and all leads pooled): :func:`score`, the mean width of the 50 and
+    90 % central intervals, whether the coverages meet :func:`meets_coverage_goal`, and
+    how far the plan moves the median and the outcome from plan ``base`` (mean over the
+    tasks of plan minus base)."""
+    mid = int(np.argmin(np.abs(levels - 0.5)))
+    rows = []
+    for name in y:
+        for label in ["all", *pd.unique(lead)]:
+            sel = np.ones(len(lead), bool) if label == "all" else lead == label
+            qs = q[name][sel]
+            row = {"plan": name, "lead": label, **score(y[name][sel], qs, levels)}
+            for c in (0.5, 0.9):
+                lo, hi = central_columns(c, levels)
+                row[f"width{round(100 * c)}"] = interval_width(qs[:, lo], qs[:, hi])
+            row["goal met"] = "yes" if meets_coverage_goal(row) else "no"
+            row["median shift"] = float(np.mean(qs[:, mid] - q[base][sel, mid]))
+            row["outcome shift"] = float(np.mean(y[name][sel] - y[base][sel]))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def run_plans(quick: bool, params: dict, seed: int) -> tuple[pd.DataFrame, dict]:
+    """``Levy + X`` and ``Levy`` pretrained as the simulated set has them, and the peer
+    ``HGB + X`` trained on the adults' tasks at the same leads, scored at each meal origin
+    under every plan of :data:`PLANS_FILE` against the outcome simulated under it; the
+    forecasters' seconds by method."""
+    p, plans, y = plan_problem(load_problem("simulated", quick, seed), load_plans())
+    print(f"plans: {len(p.tasks)} tasks x {len(plans)} plans", flush=True)
+    forecasts, seconds = {}, {}
+    for with_x in (True, False):
+        method = "Levy + X" if with_x else "Levy"
+        forecasts[method], seconds[method] = levy_plan_quantiles(p, with_x, params, seed, plans)
+        print(f"  {method}: {seconds[method]}", flush=True)
+    t0 = time.perf_counter()
+    designs = {name: plan_design(p, plan) for name, plan in plans.items()}
+    forecasts["HGB + X"] = hgb_plan_quantiles(p, True, seed, designs)
+    seconds["HGB + X"] = {"train_s": time.perf_counter() - t0}
+    parts = []
+    for method, q in forecasts.items():
+        parts.append(plan_scores(y, q, p.tasks.lead.to_numpy()))
+        parts[-1].insert(0, "method", method)
+    return pd.concat(parts, ignore_index=True), seconds
+
+
+def plans_report(
+    table: pd.DataFrame, mode: str, params: dict, seconds: dict, total: float, command: str
+) -> str:
+    """The ``--plans`` report: coverage per plan."""
+    pooled = table[table.lead == "all"]
+    text = [
+        "# Covariates: coverage per plan (simulated adolescents near meals)\n",
+        f"Produced by `benchmarks/covariates.py` ({stamp(short_commit())}), {mode} `--plans`, "
+        f"in {total / 60:.1f} min on one thread: `{command}`. LevyForecaster settings over "
+        f"the simulated set's own: `{json.dumps(params)}`, and `max_horizon` for the "
+        f"longest of the leads {', '.join(PLAN_STEPS)}.\n",
+        "Pretrained on the adults as the `simulated` set is, then at each meal origin of the "
+        "adolescents (never pretrained on) forecast under the plan as it happened and under "
+        "each alternative plan of `benchmarks/data/simglucose_plans.csv.gz` (the same "
+        "patient re-simulated from the state at the origin, same sensor noise, only that "
+        "meal's plan changed; `benchmarks/simglucose_cohorts.py`), each scored against the "
+        "CGM simulated under that plan. `Levy + X` reads the plan "
+        "(`predict_quantiles(fh, X=plan)`); `Levy` cannot, so its one forecast per origin "
+        "is scored against every plan's outcome (σ without the covariates). `HGB + X`: the "
+        "set's peer (quantile HistGradientBoosting on lags and the covariates, the plan's "
+        "among them), trained on the adults' plans as they happened.\n",
+        "Goal (issue 54): per plan, 90 % coverage in [0.85, 0.95] and 50/80/95 % within "
+        f"±{COVERAGE_TOLERANCE}. width50/width90: mean width of those intervals (mg/dL). "
+        "median shift / outcome shift: mean change of the forecast median / of the "
+        f"simulated CGM from the plan {HAPPENED!r}, over the same tasks.\n",
+        "## All leads pooled\n",
+        pooled.drop(columns="lead").to_markdown(index=False, floatfmt=".3f") + "\n",
+        "## Per lead\n",
+        table[table.lead != "all"].to_markdown(index=False, floatfmt=".3f") + "\n",
+        "## Seconds\n",
+        pd.DataFrame(seconds)
+        .T.rename_axis("method")
+        .reset_index()
+        .to_markdown(index=False, floatfmt=".1f")
+        + "\n",
+    ]
+    return "\n".join(text)
+
+
 def main() -> None:
     import sys
 
@@ -655,6 +868,12 @@ def main() -> None:
     parser.add_argument("--results", default=str(RESULTS), help="folder of the CSV and report")
     parser.add_argument("--levy-params", default="{}", help="LevyForecaster settings, as JSON")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--plans",
+        action="store_true",
+        help="coverage per plan on the simulated set (run_plans) instead of the sets; the "
+        "report goes to covariates_plans.md in --results",
+    )
     parser.add_argument(
         "--ablation",
         action="store_true",
@@ -671,8 +890,6 @@ def main() -> None:
         params = {**QUICK_LEVY, **params}
     else:
         params = {**FULL_LEVY, **params}
-    from pathlib import Path
-
     results = Path(args.results)
     results.mkdir(parents=True, exist_ok=True)
     command = "python -m benchmarks.covariates " + shlex.join(sys.argv[1:])
@@ -680,6 +897,11 @@ def main() -> None:
     if args.ablation:
         mode_text += " `--ablation` (inner splits of the training data)"
     t0 = time.perf_counter()
+    if args.plans:
+        table, seconds = run_plans(quick, params, args.seed)
+        text = plans_report(table, mode_text, params, seconds, time.perf_counter() - t0, command)
+        write_report(text, results / "covariates_plans.md", echo=True)
+        return
     parts = []
     for name in args.sets.split(","):
         parts.append(run_set(name, quick, params, args.seed, args.ablation))

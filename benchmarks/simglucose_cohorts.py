@@ -50,12 +50,37 @@ run from the repository root: 259 CPU s (626 s on a busy two-core machine) for t
 patients x 5 days, a 0.43 MB file. The script needs only simglucose and its dependencies, not
 levy-sklearn.
 
-usage: python -m benchmarks.simglucose_cohorts [--days 5] [--patients adult#001,...] [--out PATH]
+``--plans`` writes instead what would have happened under other plans, for
+``benchmarks/covariates.py --plans`` (coverage per plan): each adolescent (the group
+``covariates.py`` never pretrains on) lives its days again, and from the state just before
+each meal after the first day (the reading before the meal's step: the forecast origin of
+``covariates.py``'s simulated set) the simulation is copied and run on for 3 hours under each
+alternative plan of :data:`PLANS`:
+
+* ``no bolus``: the meal as it happened, its bolus not given (the basal only in the step
+  after the meal's, where the controller boluses);
+* ``half meal``: half the meal's carbohydrate, the bolus given for the whole meal.
+
+Everything else goes on as it would have: the same sensor noise (the copied generator), the
+controller's later actions (which may differ, as the CGM does), the next meals. The copy is
+checked: the plan as it happened, run from it, gives the cohort's own rows. Output
+``benchmarks/data/simglucose_plans.csv.gz``, one row per plan, meal and 3-minute step
+(60 steps from the meal's), with the columns ``patient``, ``plan``, ``origin`` (the minute of
+the reading before the meal), ``minute``, ``glucose``, ``CHO`` and ``insulin`` as above::
+
+    /tmp/simglucose-venv/bin/python -m benchmarks.simglucose_cohorts --plans
+
+in the same environment: 149 meals, 17,880 rows, a 0.11 MB file, in 178 CPU s (4 min on a
+busy two-core machine).
+
+usage: python -m benchmarks.simglucose_cohorts [--days 5] [--patients adult#001,...]
+       [--plans] [--out PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import logging
 import time
 import warnings
@@ -72,6 +97,7 @@ SENSOR_SEED = 200
 DAYS = 5
 STEP_MIN = 3  # the Dexcom sensor model's sampling period
 COLUMNS = ["patient", "group", "minute", "glucose", "CHO", "insulin", "age", "weight", "tdi"]
+START = datetime(2025, 1, 1)  # midnight of day 0
 
 
 def _simglucose():
@@ -133,27 +159,23 @@ class _Params:
         self.iloc = series.iloc
 
 
-def simulate(name: str, k: int, days: int) -> pd.DataFrame:
-    """One patient's ``days`` days: ``minute``, ``glucose``, ``CHO`` and ``insulin`` every 3
-    minutes from midnight of day 0 (the step that starts at the end is not simulated)."""
+def _environment(name: str, k: int):
+    """Patient ``k``'s simulation, not started: the environment and its controller."""
     sg = _simglucose()
-    start = datetime(2025, 1, 1)
     patient = sg["T1DPatient"].withName(name)
     env = sg["T1DSimEnv"](
         sg["T1DPatient"](_Params(patient._params)),
         sg["CGMSensor"].withName("Dexcom", seed=SENSOR_SEED + k),
         sg["InsulinPump"].withName("Insulet"),
-        sg["RandomScenario"](start_time=start, seed=MEAL_SEED + k),
+        sg["RandomScenario"](start_time=START, seed=MEAL_SEED + k),
     )
-    sim = sg["SimObj"](env, sg["BBController"](), timedelta(days=days), animate=False, path=None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        sim.simulate()
-    hist = sim.results()
-    # The history ends with the reading at the end of the last step, whose inputs are not
-    # simulated; every row kept has a reading and the inputs of the step it starts.
-    hist = hist.iloc[: days * 24 * 60 // STEP_MIN]
-    minute = (hist.index - pd.Timestamp(start)) // pd.Timedelta(1, "min")
+    return env, sg["BBController"]()
+
+
+def _rows(hist: pd.DataFrame) -> pd.DataFrame:
+    """``T1DSimEnv``'s history as the file's columns: each row's reading and the inputs of
+    the step it starts."""
+    minute = (hist.index - pd.Timestamp(START)) // pd.Timedelta(1, "min")
     return pd.DataFrame(
         {
             "minute": np.asarray(minute, dtype=np.int64),
@@ -164,17 +186,34 @@ def simulate(name: str, k: int, days: int) -> pd.DataFrame:
     )
 
 
+def simulate(name: str, k: int, days: int) -> pd.DataFrame:
+    """One patient's ``days`` days: ``minute``, ``glucose``, ``CHO`` and ``insulin`` every 3
+    minutes from midnight of day 0 (the step that starts at the end is not simulated)."""
+    sg = _simglucose()
+    env, controller = _environment(name, k)
+    sim = sg["SimObj"](env, controller, timedelta(days=days), animate=False, path=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim.simulate()
+    # The history ends with the reading at the end of the last step, whose inputs are not
+    # simulated; every row kept has a reading and the inputs of the step it starts.
+    return _rows(sim.results().iloc[: days * 24 * 60 // STEP_MIN])
+
+
+def _patients(table: pd.DataFrame, patients: list[str]) -> pd.DataFrame:
+    """The rows of :func:`patient_table` of the patients named."""
+    unknown = sorted(set(patients) - set(table["patient"]))
+    if unknown:
+        raise ValueError(f"unknown patients {unknown}; simglucose has {list(table['patient'])}")
+    return table[table["patient"].isin(patients)]
+
+
 def cohorts(days: int = DAYS, patients: list[str] | None = None) -> pd.DataFrame:
     """Every patient's (or those named) simulated days with their traits, in the file's
     columns and order."""
     table = patient_table()
     if patients is not None:
-        unknown = sorted(set(patients) - set(table["patient"]))
-        if unknown:
-            raise ValueError(
-                f"unknown patients {unknown}; simglucose has {list(table['patient'])}"
-            )
-        table = table[table["patient"].isin(patients)]
+        table = _patients(table, patients)
     parts = []
     for row in table.itertuples(index=False):
         t0 = time.perf_counter()
@@ -183,6 +222,122 @@ def cohorts(days: int = DAYS, patients: list[str] | None = None) -> pd.DataFrame
             part[col] = getattr(row, col)
         parts.append(part[COLUMNS])
         print(f"{row.patient}: {len(part)} steps in {time.perf_counter() - t0:.1f} s", flush=True)
+    return pd.concat(parts, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- plans
+#: Where ``--plans`` writes the outcomes of the alternative plans.
+PLANS_OUT = Path(__file__).resolve().parent / "data" / "simglucose_plans.csv.gz"
+#: The group re-simulated under alternative plans: the one covariates.py never pretrains on.
+PLANS_GROUP = "adolescent"
+#: Readings recorded per plan from the meal's step: 3 hours.
+PLAN_STEPS = 60
+#: Each meal's alternative plans: the fraction of its carbohydrate eaten, and whether the
+#: bolus given for the whole meal (as it happened) is given.
+PLANS = {
+    "no bolus": {"meal": 1.0, "bolus": False},
+    "half meal": {"meal": 0.5, "bolus": True},
+}
+PLAN_COLUMNS = ["patient", "plan", "origin", "minute", "glucose", "CHO", "insulin"]
+
+
+def meal_steps(rows: pd.DataFrame) -> np.ndarray:
+    """The rows whose step starts a meal after the first day (the reading before it, the
+    forecast origin, at or after minute 1440), as ``benchmarks.covariates`` picks origins."""
+    cho = rows["CHO"].to_numpy() > 0
+    starts = np.flatnonzero(cho[1:] & ~cho[:-1]) + 1
+    return starts[rows["minute"].to_numpy()[starts - 1] >= 24 * 60]
+
+
+class _ScaledMeal:
+    """A scenario that passes on another's meals, those announced in ``[start, stop)``
+    scaled by ``factor``."""
+
+    def __init__(self, scenario, start: datetime, stop: datetime, factor: float):
+        self.scenario, self.start, self.stop, self.factor = scenario, start, stop, factor
+        self.start_time = scenario.start_time
+
+    def get_action(self, t: datetime):
+        action = self.scenario.get_action(t)
+        if self.start <= t < self.stop:
+            action = action._replace(meal=action.meal * self.factor)
+        return action
+
+
+def _branch(snapshot: tuple, plan: dict, given: tuple, steps: int) -> pd.DataFrame:
+    """``steps`` rows from a snapshot taken before a meal's step, under ``plan``: the meal
+    scaled, and in the next step (the bolus's) the bolus given as it happened (``given``,
+    the controller's action there) or none (the basal only). Everything else, the sensor's
+    noise included, goes on from the snapshot's state as it would have."""
+    env, controller, state = copy.deepcopy(snapshot)
+    row = len(env.CHO_hist)
+    stop = env.time + timedelta(minutes=STEP_MIN)
+    env.scenario = _ScaledMeal(env.scenario, env.time, stop, plan["meal"])
+    for j in range(steps):
+        obs, reward, done, info = state
+        action = controller.policy(obs, reward, done, **info)
+        if j == 1:  # the step after the meal's: the controller boluses for the meal
+            action = given if plan["bolus"] else action._replace(bolus=0.0)
+        state = env.step(action)
+    return _rows(env.show_history()).iloc[row : row + steps]
+
+
+def simulate_plans(name: str, k: int, days: int, steps: int = PLAN_STEPS) -> pd.DataFrame:
+    """Patient ``k`` re-simulated from the state before each meal of :func:`meal_steps`
+    under each of :data:`PLANS`: ``steps`` rows (reading, then the step's inputs) from the
+    meal's step, with the plan's name and the minute of the origin (the reading before).
+
+    The patient first lives its days as :func:`simulate` has it (to find the meals), then
+    again step by step as ``SimObj`` runs it, with a snapshot of the whole simulation before
+    each meal; this second run must give the same rows, and the plan "as it happened" run
+    from each snapshot must give the same rows as the first, or the snapshot is not the
+    simulation's state (``RuntimeError``)."""
+    happened = simulate(name, k, days)
+    meals = meal_steps(happened)
+    env, controller = _environment(name, k)
+    controller.reset()
+    state = env.reset()
+    snapshots, given = {}, []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for row in range(len(happened)):
+            if row in meals:
+                snapshots[row] = copy.deepcopy((env, controller, state))
+            obs, reward, done, info = state
+            given.append(controller.policy(obs, reward, done, **info))
+            state = env.step(given[-1])
+        again = _rows(env.show_history()).iloc[: len(happened)]
+        if not again.equals(happened):
+            raise RuntimeError(f"{name}: the step-by-step run differs from SimObj's")
+        parts = []
+        for row in meals:
+            check = _branch(snapshots[row], {"meal": 1.0, "bolus": True}, given[row + 1], steps)
+            n = min(steps, len(happened) - row)
+            if (
+                not check.iloc[:n]
+                .reset_index(drop=True)
+                .equals(happened.iloc[row : row + n].reset_index(drop=True))
+            ):
+                raise RuntimeError(f"{name}: the meal at row {row} does not rerun as it was")
+            for plan_name, plan in PLANS.items():
+                part = _branch(snapshots[row], plan, given[row + 1], steps)
+                part.insert(0, "origin", happened["minute"].iat[row - 1])
+                part.insert(0, "plan", plan_name)
+                part.insert(0, "patient", name)
+                parts.append(part)
+    return pd.concat(parts, ignore_index=True)[PLAN_COLUMNS]
+
+
+def plans(days: int = DAYS, patients: list[str] | None = None) -> pd.DataFrame:
+    """:func:`simulate_plans` for every patient of :data:`PLANS_GROUP` (or those named)."""
+    table = patient_table()
+    if patients is None:
+        patients = table.loc[table["group"] == PLANS_GROUP, "patient"].tolist()
+    parts = []
+    for row in _patients(table, patients).itertuples(index=False):
+        t0 = time.perf_counter()
+        parts.append(simulate_plans(row.patient, row.k, days))
+        print(f"{row.patient}: {len(parts[-1])} rows in {time.perf_counter() - t0:.1f} s")
     return pd.concat(parts, ignore_index=True)
 
 
@@ -200,16 +355,31 @@ def write(frame: pd.DataFrame, path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=int, default=DAYS, help="days per patient")
-    parser.add_argument("--patients", default=None, help="comma-separated names (default: all)")
-    parser.add_argument("--out", type=Path, default=OUT, help="the gzip-compressed CSV")
+    parser.add_argument(
+        "--patients",
+        default=None,
+        help=f"comma-separated names (default: all; with --plans, every {PLANS_GROUP})",
+    )
+    parser.add_argument(
+        "--plans",
+        action="store_true",
+        help="re-simulate each meal under the alternative plans (PLANS) instead",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"the gzip-compressed CSV (default: {OUT.name}, with --plans {PLANS_OUT.name})",
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     patients = None if args.patients is None else args.patients.split(",")
-    frame = cohorts(args.days, patients)
-    write(frame, args.out)
+    frame = (plans if args.plans else cohorts)(args.days, patients)
+    out = args.out or (PLANS_OUT if args.plans else OUT)
+    write(frame, out)
     print(
-        f"{frame['patient'].nunique()} patients, {len(frame)} rows -> {args.out} "
-        f"({args.out.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - t0:.0f} s"
+        f"{frame['patient'].nunique()} patients, {len(frame)} rows -> {out} "
+        f"({out.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - t0:.0f} s"
     )
 
 
