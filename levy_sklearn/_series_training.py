@@ -91,10 +91,11 @@ _CALENDAR_ROWS = 100_000
 # batch_size="auto": windows a step where the time encoding carries the calendar, else
 # DEFAULT_BATCH_SIZE. A long sub-daily series gives windows_per_series windows (16 steps
 # an epoch at 32, 160 steps in ten epochs); at 16 a step, taylor's ablation split forecast
-# with 14 % less MAE and 10 % less CRPS over two seeds at the same CPU, bank_calls' day-ahead
-# split 16 % and 18 % less, its hour-ahead and the weather split as before; 8 (448 steps in
-# the 500 of max_steps) did worse than 32 (benchmarks/results/high_frequency_notes.md,
-# "batches of 16 where the calendar is learned").
+# with 10 % less MAE and 8 % less CRPS over three seeds at the same CPU, bank_calls'
+# day-ahead split with 16-20 % less MAE and 18-22 % less CRPS over two, its hour-ahead and
+# the weather split within 0.5 %; 8 (seven epochs within max_steps) did worse than 32
+# (benchmarks/results/high_frequency_notes.md, "batches of 16 where the calendar is
+# learned").
 CALENDAR_BATCH_SIZE = 16
 DEFAULT_BATCH_SIZE = 32
 # max_targets="auto" on irregularly spaced series: the cap on target times per training
