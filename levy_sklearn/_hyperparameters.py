@@ -272,9 +272,10 @@ class LevyHyperparameters:
     def _training_spec(self, seed: int, n_rows: int, **resolved: Any) -> TrainingSpec:
         """The training run of one fit on ``n_rows`` rows (windows): the shared
         hyperparameters within the budget of :meth:`_budget`, and ``resolved`` (the
-        front-end's recipe and decisions, e.g. no validation split on too few rows)."""
+        front-end's recipe and decisions, e.g. no validation split on too few rows, or the
+        batch size its ``"auto"`` resolved to)."""
         validation_fraction = resolved.pop("validation_fraction", self.validation_fraction)
-        budget = self._budget(n_rows, validation_fraction)
+        budget = self._budget(n_rows, validation_fraction, resolved.pop("batch_size", None))
         return TrainingSpec(
             loss=self.loss,
             lr=budget.lr,
@@ -290,17 +291,23 @@ class LevyHyperparameters:
             **resolved,
         )
 
-    def _budget(self, n_rows: int, validation_fraction: float | None = None) -> Budget:
+    def _budget(
+        self,
+        n_rows: int,
+        validation_fraction: float | None = None,
+        batch_size: int | None = None,
+    ) -> Budget:
         """Epochs, batch size and learning rate of a fit or further training on ``n_rows``
         rows (windows), with this ``validation_fraction`` held out (the hyperparameter's by
-        default): ``max_epochs`` within ``max_steps``, grown on large data where the
-        front-end's :attr:`_grows_on_large_data` says so (see
+        default) at this ``batch_size`` (the hyperparameter's by default; a front-end
+        resolves its ``"auto"``): ``max_epochs`` within ``max_steps``, grown on large data
+        where the front-end's :attr:`_grows_on_large_data` says so (see
         :func:`~levy_sklearn.training.training_budget`)."""
         if validation_fraction is None:
             validation_fraction = self.validation_fraction
         return training_budget(
             n_rows,
-            self.batch_size,
+            self.batch_size if batch_size is None else batch_size,
             self.lr,
             self.max_epochs,
             self.max_steps,

@@ -46,6 +46,7 @@ from ._series_training import (
     pretrain_calibrated,
     series_panel,
     train_network,
+    training_batch_size,
     warn_far_from_population,
 )
 from ._time_axis import index_kind
@@ -192,6 +193,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     refit_on_update : bool, default=False
         ``update(..., update_params=True)`` retrains on everything seen (recalibrates a
         pretrained network); otherwise ``update`` only extends the context.
+    batch_size : int or "auto", default="auto"
+        Windows per gradient step (8 times as many on data too large for ``max_steps``, see
+        there); ``"auto"``: 16 where the time encoding carries the calendar (sub-daily
+        series with a daily profile, whose windows would otherwise make few steps), 32
+        otherwise. Prediction feeds the network larger batches, sized by memory.
     n_windowed_heads : int, default=2
         Output-layer heads with a learned soft look-back window ending at the forecast time
         (Lévy attention only: no effect with ``attention="softmax"``).
@@ -316,6 +322,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ],
         "refit_on_update": ["boolean"],
         "ar_order": [*int_at_least(0), StrOptions({"auto"})],
+        "batch_size": [*int_at_least(), StrOptions({"auto"})],
         # Checked against X's columns at fit (known_columns).
         "known_ahead": [None, StrOptions({"all"}), list, tuple],
     }
@@ -346,7 +353,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         lr: float = 1e-2,
         max_epochs: int = 10,
         max_steps: int | None = 500,
-        batch_size: int = 32,
+        batch_size: int | str = "auto",
         validation_fraction: float = 0.0,
         patience: int | None = None,
         weight_decay: float = 0.05,
@@ -536,8 +543,10 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         network_spec = partial(
             self._network_spec, n_channels + n_inputs, n_channels, n_inputs=n_inputs
         )
-        training_spec = partial(self._training_spec, seed)
         harmonics = calendar_harmonics(panel.spec.axis, panel.times, panel.values)
+        training_spec = partial(
+            self._training_spec, seed, batch_size=training_batch_size(self.batch_size, harmonics)
+        )
         return lambda windows: train_network(
             panel.spec, windows, seed, network_spec, training_spec, harmonics
         )
@@ -724,7 +733,14 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
                 continue_network,
                 self.pretrained_net_,
                 seed=seed,
-                budget=self._budget,
+                # The batch of the pretraining's own "auto": its network carries the
+                # calendar's harmonics where it chose any.
+                budget=partial(
+                    self._budget,
+                    batch_size=training_batch_size(
+                        self.batch_size, len(self.pretrained_net_.module_.calendar_periods)
+                    ),
+                ),
                 verbose=self.verbose,
             ),
         )

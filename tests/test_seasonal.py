@@ -438,6 +438,31 @@ def test_a_daily_pattern_that_does_not_recur_gets_no_calendar():
     assert forecaster.net_.module_.calendar_encoding is None
 
 
+def _largest_batch(forecaster: LevyForecaster) -> int:
+    """The most windows one training step of the forecaster's first epoch took."""
+    return max(forecaster.net_.history[0, "batches", :, "train_batch_size"])
+
+
+def test_the_auto_batch_is_16_windows_where_the_calendar_is_learned_and_32_elsewhere():
+    # One long sub-daily series gives windows_per_series windows however long it is: at 32
+    # a step, taylor's 512 made 160 steps in ten epochs, and 16 a step forecast better on
+    # the high-frequency ablation splits at the same CPU. A series whose time encoding
+    # carries no calendar trains as before; a batch given is kept.
+    index = pd.date_range("2024-01-01", periods=48 * 15, freq="30min")
+    hours = index.hour + index.minute / 60
+    noise = 0.1 * np.random.default_rng(0).normal(size=index.size)
+    y = pd.Series(20.0 + 5.0 * ((hours >= 9) & (hours < 17)) + noise, index)
+    calendar = LevyForecaster(**FAST_SEASONAL).fit(y)
+    assert calendar.net_.module_.calendar_periods == (48.0, 336.0)
+    assert _largest_batch(calendar) == 16
+    assert _largest_batch(LevyForecaster(**FAST_SEASONAL, batch_size=64).fit(y)) == 64
+    monthly = pd.Series(
+        np.sin(np.arange(120.0)), pd.period_range("2000-01", periods=120, freq="M")
+    )
+    assert _largest_batch(LevyForecaster(**FAST_SEASONAL).fit(monthly)) == 32
+    assert LevyForecaster().get_params()["batch_size"] == "auto"
+
+
 def _business_hours(weeks: int) -> pd.Series:
     """Five-minute call volumes 7:00-21:00 on weekdays only: gaps every night and weekend
     (fpp3's bank_calls), a morning peak each day."""
