@@ -103,8 +103,8 @@ class CovariateSpec:
         return cls(columns, [c in known for c in columns], static, mean, scale, target_units)
 
     def to_state(self) -> dict[str, Any]:
-        """The spec's fields for a model file (``target_units`` only where set, so that a
-        spec without it is written as before it existed)."""
+        """The spec's fields for a model file (``target_units`` only where set: a spec
+        without it writes the five fields a format-5 file holds)."""
         state = {
             "columns": list(self.columns),
             "known": list(self.known),
@@ -139,7 +139,7 @@ class CovariateSpec:
                 for f in ("mean", "scale")
             )
             and (state["scale"] > 0).all()
-            and state.get("target_units", False) in (True, False)
+            and isinstance(state.get("target_units", False), bool)
         )
         if not ok:
             raise ValueError("the covariate spec's fields are not those a fit writes.")

@@ -234,7 +234,7 @@ def _with_inputs(
         if scale.size != 1:
             raise ValueError(
                 f"Inputs in the target's units need a single forecast channel, not "
-                f"{scale.size}: forecast one column of y at a time, or scale X as usual."
+                f"{scale.size}: cut windows of one column at a time, or set in_target_units=False."
             )
         tokens = (tokens[0], tokens[1], tokens[2] / scale[0])
     static = np.flatnonzero(np.isfinite(inputs.static))
