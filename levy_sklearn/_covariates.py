@@ -39,6 +39,11 @@ class CovariateSpec:
         Per column, whether it is a static trait (constant within every fitted series).
     mean, scale : ndarray of shape (n_columns,)
         The per-column standardisation (over every series of the fit or pretraining).
+    target_units : bool, default=False
+        Whether the time-varying columns are read in the target's window units (see
+        :meth:`fit`): their ``mean`` is then 0, and every window divides their values by
+        its scale of ``y`` (:class:`~levy_sklearn.windows.InputSeries`'
+        ``in_target_units``).
 
     Examples
     --------
@@ -57,12 +62,15 @@ class CovariateSpec:
     static: list
     mean: np.ndarray
     scale: np.ndarray
+    target_units: bool = False
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CovariateSpec):
             return NotImplemented
         mine, theirs = self.to_state(), other.to_state()
-        return all(np.array_equal(mine[name], theirs[name]) for name in mine)
+        return set(mine) == set(theirs) and all(
+            np.array_equal(mine[name], theirs[name]) for name in mine
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -71,9 +79,13 @@ class CovariateSpec:
         cls,
         frames: Sequence[pd.DataFrame],
         known_ahead: None | str | Sequence,
+        target_units: bool = False,
     ) -> CovariateSpec:
         """The spec of the ``X`` ``frames`` of a fit's series (one per series, time-indexed)
-        under ``known_ahead`` (``None``, ``"all"`` or a list of column names)."""
+        under ``known_ahead`` (``None``, ``"all"`` or a list of column names). With
+        ``target_units``, the time-varying columns are divided by their standard deviation
+        only, so that 0 (no infusion, no dose) stays 0 in every window once divided by its
+        scale of ``y``; static traits are standardised either way."""
         columns = list(frames[0].columns)
         known = known_columns(known_ahead, columns)
         values = [frame.to_numpy(dtype=np.float64) for frame in frames]
@@ -85,31 +97,30 @@ class CovariateSpec:
             for k in range(len(columns)):
                 constant[k] &= np.unique(v[finite[:, k], k]).size <= 1
         mean, scale = column_scaling(np.concatenate(values).reshape(-1, len(columns)))
-        return cls(
-            columns,
-            [c in known for c in columns],
-            (observed & constant).tolist(),
-            mean,
-            scale,
-        )
+        static = (observed & constant).tolist()
+        if target_units:
+            mean = np.where(static, mean, 0.0)
+        return cls(columns, [c in known for c in columns], static, mean, scale, target_units)
 
     def to_state(self) -> dict[str, Any]:
-        """The spec's fields for a model file."""
-        return {
+        """The spec's fields for a model file (``target_units`` only where set: a spec
+        without it writes the five fields a format-5 file holds)."""
+        state = {
             "columns": list(self.columns),
             "known": list(self.known),
             "static": list(self.static),
             "mean": np.asarray(self.mean, dtype=np.float64),
             "scale": np.asarray(self.scale, dtype=np.float64),
         }
+        return state | ({"target_units": True} if self.target_units else {})
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> CovariateSpec:
         """The spec of :meth:`to_state`'s fields, checked: a ``ValueError`` names what no fit
         writes."""
         names = {"columns", "known", "static", "mean", "scale"}
-        if not isinstance(state, dict) or set(state) != names:
-            raise ValueError(f"a covariate spec holds {sorted(names)}.")
+        if not isinstance(state, dict) or set(state) - {"target_units"} != names:
+            raise ValueError(f"a covariate spec holds {sorted(names)} (and target_units).")
         n = len(state["columns"]) if isinstance(state["columns"], list) else -1
         ok = (
             n >= 1
@@ -128,6 +139,7 @@ class CovariateSpec:
                 for f in ("mean", "scale")
             )
             and (state["scale"] > 0).all()
+            and isinstance(state.get("target_units", False), bool)
         )
         if not ok:
             raise ValueError("the covariate spec's fields are not those a fit writes.")
@@ -151,7 +163,7 @@ class CovariateSpec:
                 seen = values[np.isfinite(values[:, k]), k]
                 static[k] = seen[-1] if seen.size else np.nan
             times = axis.times(frame.index) if len(frame) else np.empty(0)
-            out.append(InputSeries(times, values, known, static))
+            out.append(InputSeries(times, values, known, static, self.target_units))
         return out
 
 

@@ -82,7 +82,9 @@ PRETRAINING_PARAMS = frozenset(
         "seasonal_period",
         "max_tokens",
         "ar_order",
+        "level_gain",
         "known_ahead",
+        "input_scaling",
         "d_model",
         "n_heads",
         "n_windowed_heads",
@@ -185,11 +187,26 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         13 on regular series, 0 else; capped (warning) at one lag per time unit of context.
         Lag 0 is the last observation, 0 under ``normalization="last"``: order 1 adds nothing.
         It reads ``y``'s channels only, never ``X``'s.
+    level_gain : bool, default=False
+        Multiply the output layer's mean and spread (in each window's units) by a gain
+        read off the window's level and scale, per horizon (see
+        :class:`~levy_sklearn.network.LevelGain`): windows are changes from their level over
+        the history's step size, which cannot tell a level near 0 from one far from it;
+        where noise and dynamics follow the level (a concentration), the gain lets σ
+        shrink near 0 and grow far from it. The Lévy variance stays exact.
     known_ahead : None, "all" or list of column names, default=None
         Columns of ``X`` known ahead (plans, calendars, weather forecasts): their values
         after the cutoff (``predict``'s ``X``, else fit's or update's) are tokens of the
         forecast too. The others count only up to the cutoff; a column constant within
         every series is a static trait (one token per window).
+    input_scaling : {"standard", "target"}, default="standard"
+        How ``X``'s time-varying columns enter each window. ``"standard"``: standardised
+        over the fit's (or pretraining's) series, the same values in every window.
+        ``"target"``: divided by their standard deviation only (0 stays 0) and, in each
+        window, by the window's scale of ``y``, so that an input reads in the units of the
+        change of ``y`` it causes (an infusion rate against the concentration it moves,
+        whatever the subject's spread): needs a single ``y`` column. Static traits are
+        standardised either way.
     refit_on_update : bool, default=False
         ``update(..., update_params=True)`` retrains on everything seen (recalibrates a
         pretrained network); otherwise ``update`` only extends the context.
@@ -323,8 +340,10 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         "refit_on_update": ["boolean"],
         "ar_order": [*int_at_least(0), StrOptions({"auto"})],
         "batch_size": [*int_at_least(), StrOptions({"auto"})],
+        "level_gain": ["boolean"],
         # Checked against X's columns at fit (known_columns).
         "known_ahead": [None, StrOptions({"all"}), list, tuple],
+        "input_scaling": [StrOptions({"standard", "target"})],
     }
 
     def __init__(
@@ -342,7 +361,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         observation_dropout: float = 0.3,
         refit_on_update: bool = False,
         ar_order: int | str = "auto",
+        level_gain: bool = False,
         known_ahead: str | list | None = None,
+        input_scaling: str = "standard",
         d_model: int = 32,
         n_heads: int = 4,
         n_windowed_heads: int = 2,
@@ -373,7 +394,9 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         self.observation_dropout = observation_dropout
         self.refit_on_update = refit_on_update
         self.ar_order = ar_order
+        self.level_gain = level_gain
         self.known_ahead = known_ahead
+        self.input_scaling = input_scaling
         self.d_model = d_model
         self.n_heads = n_heads
         self.n_windowed_heads = n_windowed_heads
@@ -541,7 +564,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         choose the calendar's harmonics): ``n_channels`` forecast channels (``y``'s) and
         ``n_inputs`` input channels after them (``X``'s)."""
         network_spec = partial(
-            self._network_spec, n_channels + n_inputs, n_channels, n_inputs=n_inputs
+            self._network_spec,
+            n_channels + n_inputs,
+            n_channels,
+            n_inputs=n_inputs,
+            level_gain=self.level_gain,
         )
         harmonics = calendar_harmonics(panel.spec.axis, panel.times, panel.values)
         training_spec = partial(
@@ -579,11 +606,23 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             return panel, None, columns
         frames = self._split_X(X, series, covariates, "pretrain's X")
         if covariates is None:
-            covariates = CovariateSpec.fit(_up_to_ends(frames, series), self.known_ahead)
+            covariates = self._fit_covariates(frames, series, columns)
         inputs = covariates.inputs(spec.axis, [frames.get(key) for key, _ in series])
         return panel._replace(inputs=inputs), covariates, columns
 
     # ------------------------------------------------------------------ covariates
+
+    def _fit_covariates(self, frames: dict, series: list, columns: list) -> CovariateSpec:
+        """The spec of ``X``'s ``frames`` (by series key) of a first fit or pretrain of
+        ``series`` (``y``'s ``columns``), under ``known_ahead`` and ``input_scaling``."""
+        target_units = self.input_scaling == "target"
+        if target_units and len(columns) != 1:
+            raise ValueError(
+                f"input_scaling='target' reads X in the units of y's one column, but y has "
+                f"{len(columns)} columns; forecast one column at a time, or pass "
+                "input_scaling='standard'."
+            )
+        return CovariateSpec.fit(_up_to_ends(frames, series), self.known_ahead, target_units)
 
     def _check_X_role(self, X, what: str, attribute: str) -> CovariateSpec | None:
         """The covariates the fitted (or pretrained) network reads (its ``attribute``),
@@ -816,8 +855,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             self.__dict__.pop(name, None)
         if X is not None:
             self._covariates = self._split_X(X, series, covariates, "X")
-            self.covariates_ = covariates or CovariateSpec.fit(
-                _up_to_ends(self._covariates, series), self.known_ahead
+            self.covariates_ = covariates or self._fit_covariates(
+                self._covariates, series, list(y.columns)
             )
         self._fit_core(series, pretrained)
         return self

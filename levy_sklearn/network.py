@@ -15,7 +15,7 @@ from torch.nn import functional as F
 
 from .attention import KeySet, LevyAttention, SoftmaxAttention
 
-__all__ = ["LevyNet", "LevyNetOutput", "LinearLags", "PeriodicValueEmbedding"]
+__all__ = ["LevelGain", "LevyNet", "LevyNetOutput", "LinearLags", "PeriodicValueEmbedding"]
 
 ATTENTION_KINDS = ("levy", "softmax")
 VALUE_EMBEDDINGS = ("linear", "periodic")
@@ -23,6 +23,8 @@ VALUE_EMBEDDINGS = ("linear", "periodic")
 _VAR_FLOOR = 1e-6
 # Hat-weight sums below this count as "nothing observed near this lag" (LinearLags).
 _EMPTY_WEIGHT = 1e-6
+# softplus(log(e − 1)) = 1: the gain of LevelGain at its start.
+_SOFTPLUS_ONE = math.log(math.e - 1)
 
 
 def _without_padding(mask: Tensor, *tokens: Tensor) -> tuple[Tensor, ...]:
@@ -304,30 +306,12 @@ class LinearLags(nn.Module):
             -torch.arange(n_lags, dtype=dtype, device=times.device),
         )  # (B, C, K)
         by_horizon = torch.einsum("thck,bck->bth", self.weight, lagged)  # (B, targets, H)
-        shift = self._by_horizon(by_horizon, query_times, query_channels)
+        shift = _at_horizon(by_horizon, query_times, query_channels)
         if self.seasonal_lags:
             shift = shift + self._seasonal(
                 times, per_channel, values, mask, query_times, query_channels
             )
         return shift
-
-    def _by_horizon(
-        self, by_horizon: Tensor, query_times: Tensor, query_channels: Tensor
-    ) -> Tensor:
-        """Each query's value of ``by_horizon`` ``(B, targets, H)``, interpolated between
-        the horizons around its time."""
-        n_horizons = by_horizon.shape[-1]
-        dtype = by_horizon.dtype
-        # Each query reads the hat functions of the two horizons around it, the only ones
-        # not 0 there: a (B, Q, H) product of them all took gigabytes at a long max_horizon.
-        at = query_times.to(dtype).clamp(1, n_horizons)
-        below = at.floor()
-        flat = by_horizon.flatten(1)  # (B, targets · H)
-        start = query_channels.long() * n_horizons - 1  # horizon h of a target at start + h
-        shift = (1 - (at - below)).clamp(min=0) * flat.gather(1, start + below.long())
-        above = below + 1
-        upper = flat.gather(1, start + above.clamp(max=n_horizons).long())
-        return shift + torch.where(above <= n_horizons, (1 - (above - at)).clamp(min=0), 0) * upper
 
     def _seasonal(
         self,
@@ -359,6 +343,121 @@ class LinearLags(nn.Module):
         high = flat[start + (below.long() + 1).clamp(max=n_horizons)]
         weight = (1 - frac) * low + frac * high  # (B, Q, C, 2E)
         return torch.einsum("bqce,bcqe->bq", weight, reads)
+
+
+class LevelGain(nn.Module):
+    r"""A gain of the output layer read off each window's level, per target and horizon.
+
+    A window's values are changes from its level in units of its scale, and its scale is the
+    step size of the series' whole history, so the attention cannot tell a window near 0.1
+    from one near 40 of the same series: where the spread of what comes next follows the
+    level itself (noise and elimination proportional to a concentration), the output in
+    window units has to be wide near 40 and narrow near 0.1, which no function of the
+    window's normalised tokens can say. Each query reads the features ``f = (1, loc /
+    scale, 1 / scale)`` of its window's location ``loc`` and scale ``scale`` (in the
+    series' standardised units, :class:`~levy_sklearn.windows.SeriesWindows`' ``query_loc``
+    and ``query_scale``): the level in window units of a series whose own zero lies at
+    ``−m/s`` of them (mean ``m``, scale ``s``) is ``(loc + m/s) / scale``, a combination of
+    the features wherever the series share ``m/s`` (concentrations of one drug across
+    subjects, say). The gain
+
+    ``g = softplus(log(e − 1) + vₕᵀ f)``
+
+    has weights ``vₕ`` per target and horizon ``1 … n_horizons`` time units, interpolated
+    between them (queries outside take the nearest). They start at zero, a gain of 1, so
+    the network starts as it would without it. :class:`LevyNet` multiplies the Lévy
+    layer's mean by ``g`` and its variance by ``g²``: a deterministic map of the layer's
+    output, so the variance stays the layer's exact variance, and the evidence ``Λ`` and
+    the attention weights never see the gain.
+
+    Parameters
+    ----------
+    n_targets : int
+        Query channels.
+    n_horizons : int
+        Horizons with their own weights, ``≥ 1``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from levy_sklearn.network import LevelGain
+    >>> gain = LevelGain(n_targets=1, n_horizons=2)
+    >>> loc, scale = torch.tensor([[2.0, 2.0]]), torch.tensor([[0.5, 0.5]])
+    >>> times, channels = torch.tensor([[1.0, 2.0]]), torch.zeros(1, 2, dtype=torch.long)
+    >>> gain(loc, scale, times, channels).tolist()  # at the start: a gain of 1
+    [[1.0, 1.0]]
+    >>> with torch.no_grad():
+    ...     gain.weight[0, 1, 1] = 1.0  # two units ahead: grows with loc / scale
+    >>> [round(g, 3) for g in gain(loc, scale, times, channels)[0].tolist()]
+    [1.0, 4.552]
+    """
+
+    #: Features per query: a constant, the location over the scale, and the inverse scale.
+    N_FEATURES = 3
+
+    def __init__(self, n_targets: int, n_horizons: int) -> None:
+        super().__init__()
+        if n_targets < 1 or n_horizons < 1:
+            raise ValueError("LevelGain needs n_targets >= 1 and n_horizons >= 1.")
+        self.weight = nn.Parameter(torch.zeros(n_targets, n_horizons, self.N_FEATURES))
+
+    def forward(
+        self, query_loc: Tensor, query_scale: Tensor, query_times: Tensor, query_channels: Tensor
+    ) -> Tensor:
+        """The gain of every query, ``(B, Q)``.
+
+        Parameters
+        ----------
+        query_loc, query_scale : Tensor
+            ``(B, Q)`` each query's window location and scale (standardised units; padded
+            queries hold a location of 0 and a scale of 1, as windows pad them).
+        query_times, query_channels : Tensor
+            ``(B, Q)`` as in :meth:`LevyNet.forward`.
+
+        Returns
+        -------
+        Tensor
+            ``(B, Q)`` gains, all positive.
+
+        Examples
+        --------
+        >>> import torch
+        >>> from levy_sklearn.network import LevelGain
+        >>> gain = LevelGain(n_targets=1, n_horizons=1)
+        >>> with torch.no_grad():
+        ...     gain.weight[0, 0, 1] = 1.0  # the higher the level, the wider
+        >>> g = gain(torch.tensor([[-1.0, 1.0]]), torch.ones(1, 2), torch.ones(1, 2),
+        ...          torch.zeros(1, 2, dtype=torch.long))
+        >>> bool(g[0, 0] < 1 < g[0, 1])
+        True
+        """
+        dtype = self.weight.dtype
+        loc, scale = query_loc.to(dtype), query_scale.to(dtype)
+        features = torch.stack([torch.ones_like(loc), loc / scale, 1 / scale], dim=-1)
+        # Per feature, each query's weight interpolated between the horizons around it.
+        per_feature = self.weight.permute(2, 0, 1).unsqueeze(1).expand(-1, loc.shape[0], -1, -1)
+        weight = torch.stack(
+            [_at_horizon(w, query_times, query_channels) for w in per_feature], dim=-1
+        )
+        return F.softplus((weight * features).sum(-1) + _SOFTPLUS_ONE)
+
+
+def _at_horizon(by_horizon: Tensor, query_times: Tensor, query_channels: Tensor) -> Tensor:
+    """Each query's value of ``by_horizon`` ``(B, targets, H)`` (horizons ``1 … H`` time
+    units), interpolated between the two horizons around its time; queries outside take
+    the nearest."""
+    n_horizons = by_horizon.shape[-1]
+    dtype = by_horizon.dtype
+    # Each query reads the hat functions of the two horizons around it, the only ones
+    # not 0 there: a (B, Q, H) product of them all took gigabytes at a long max_horizon.
+    at = query_times.to(dtype).clamp(1, n_horizons)
+    below = at.floor()
+    flat = by_horizon.flatten(1)  # (B, targets · H)
+    start = query_channels.long() * n_horizons - 1  # horizon h of a target at start + h
+    shift = (1 - (at - below)).clamp(min=0) * flat.gather(1, start + below.long())
+    above = below + 1
+    upper = flat.gather(1, start + above.clamp(max=n_horizons).long())
+    return shift + torch.where(above <= n_horizons, (1 - (above - at)).clamp(min=0), 0) * upper
 
 
 def _hat_read(
@@ -477,6 +576,12 @@ class LevyNet(nn.Module):
         does not read them: their values keep the level of their standardisation, which
         the windows do not normalise as they do the forecast channels', so a lag weight on
         them would map a level onto a change of the target.
+    level_gain : bool, default=False
+        Multiply the Lévy readout (mean by ``g``, variance by ``g²``) by a
+        :class:`LevelGain` ``g`` of each query's window location and scale (``query_loc``
+        and ``query_scale`` of :meth:`forward`), with weights per target and each of
+        ``n_lag_horizons`` horizons. The variance stays the layer's exact variance; the
+        evidence and the attention weights never see the gain.
 
     Examples
     --------
@@ -517,6 +622,7 @@ class LevyNet(nn.Module):
         calendar_periods: Sequence[float] = (),
         calendar_harmonics: int = 1,
         n_inputs: int = 0,
+        level_gain: bool = False,
     ) -> None:
         super().__init__()
         if attention not in ATTENTION_KINDS:
@@ -621,6 +727,8 @@ class LevyNet(nn.Module):
         self.calendar_encoding = (
             nn.Linear(2 * len(self._calendar_terms), d_model) if self.calendar_periods else None
         )
+        # Built last, so that without it every other parameter starts where it did.
+        self.level_gain = LevelGain(n_targets, n_lag_horizons) if level_gain else None
         # The output layer's readout, chosen once: the Lévy layer's closed-form moments, or the
         # softmax twin's attention output and variance head.
         self._readout = self._levy_readout if attention == "levy" else self._softmax_readout
@@ -791,6 +899,8 @@ class LevyNet(nn.Module):
         query_times: Tensor,
         query_channels: Tensor,
         calendar: Tensor | None = None,
+        query_loc: Tensor | None = None,
+        query_scale: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
         """Predict every query.
 
@@ -809,6 +919,9 @@ class LevyNet(nn.Module):
         calendar : Tensor, optional
             ``(B, P)`` phase (in cycles) of each window's origin in each of the
             ``calendar_periods`` (ignored without them).
+        query_loc, query_scale : Tensor, optional
+            ``(B, Q)`` each query's window location and scale (standardised units, as
+            series windows give them): needed with ``level_gain``, ignored without.
 
         Returns
         -------
@@ -833,11 +946,35 @@ class LevyNet(nn.Module):
         query_times = query_times.to(dtype)
         mask = self._drop_tokens(mask.bool())
         keys = self._memory(times, channels, values, mask, calendar)
-        mean, *rest = self._readout(
+        mean, variance, evidence, disagreement, noise = self._readout(
             self._queries(query_times, query_channels, calendar), keys, query_times, query_channels
         )
         shift = self._lag_shift(times, channels, values, mask, query_times, query_channels)
-        return (mean + shift, *rest)
+        gain = self._gain(query_loc, query_scale, query_times, query_channels)
+        if gain is not None:
+            mean = gain * mean
+            gain2 = gain.square()
+            # The floor stays a floor: a gain near 0 narrows σ down to it, not below.
+            variance, noise = (gain2 * variance).clamp(min=_VAR_FLOOR), gain2 * noise
+            disagreement = gain2.unsqueeze(-1) * disagreement
+        return mean + shift, variance, evidence, disagreement, noise
+
+    def _gain(
+        self,
+        query_loc: Tensor | None,
+        query_scale: Tensor | None,
+        query_times: Tensor,
+        query_channels: Tensor,
+    ) -> Tensor | None:
+        """The :class:`LevelGain` of every query (``None`` without ``level_gain``)."""
+        if self.level_gain is None:
+            return None
+        if query_loc is None or query_scale is None:
+            raise ValueError(
+                "A LevyNet with level_gain=True needs query_loc and query_scale (each "
+                "query's window location and scale, as series windows carry them)."
+            )
+        return self.level_gain(query_loc, query_scale, query_times, query_channels)
 
     def _lag_shift(self, *tokens_and_queries: Tensor) -> Tensor | float:
         """The autoregression's shift of the mean (``0`` without ``n_lags``), for the
@@ -856,6 +993,8 @@ class LevyNet(nn.Module):
         n_samples: int = 50,
         generator: torch.Generator | None = None,
         calendar: Tensor | None = None,
+        query_loc: Tensor | None = None,
+        query_scale: Tensor | None = None,
     ) -> Tensor:
         """Draw predictions from the Poisson construction of the output layer.
 
@@ -872,7 +1011,7 @@ class LevyNet(nn.Module):
             Number of independent draws.
         generator : torch.Generator, optional
             Source of randomness, for reproducible draws.
-        calendar : Tensor, optional
+        calendar, query_loc, query_scale : Tensor, optional
             As in :meth:`forward`.
 
         Returns
@@ -904,11 +1043,16 @@ class LevyNet(nn.Module):
         )  # (S, B, H, Q, d) and (B, H, Q, d)
         weight = self.readout_weight[query_channels]  # (B, Q, H, d)
         out = torch.einsum("sbhqd,bqhd->sbq", draws, weight) + self.readout_bias[query_channels]
+        gain = self._gain(query_loc, query_scale, query_times, query_channels)
+        if gain is not None:
+            out = gain * out
         out = out + self._lag_shift(times, channels, values, mask, query_times, query_channels)
         if self.noise_head:
             # E[Y] with the heads side by side, as the readout's expect sees it.
             y = mean.transpose(1, 2).reshape(*q.shape)
             std = self._head_variance(y, query_channels).sqrt()
+            if gain is not None:
+                std = gain * std
             noise = torch.randn(out.shape, dtype=out.dtype, device=out.device, generator=generator)
             out = out + std * noise
         return out

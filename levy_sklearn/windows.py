@@ -54,6 +54,8 @@ class SeriesWindows(NamedTuple):
     ----------
     tokens : dict of ndarray
         Token arrays (see the module docstring); times relative to each window's cutoff.
+        ``query_loc`` and ``query_scale`` (float32 copies of the attributes below) are
+        among them, for a network that reads each window's level (``level_gain``).
     targets : ndarray of shape (n, Q)
         Normalised observed values at the queries; ``NaN`` where unobserved or padding.
     query_loc, query_scale : ndarray of shape (n, Q)
@@ -79,8 +81,11 @@ class SeriesWindows(NamedTuple):
     ...                    context_length=3, horizon=2)
     >>> w.series.tolist(), w.cutoffs.tolist(), w.n_context.tolist()  # three windows
     ([0, 0, 1], [3.0, 5.0, 4.0], [3, 3, 3])
-    >>> w.targets.shape, sorted(w.tokens)
-    ((3, 2), ['channels', 'mask', 'query_channels', 'query_times', 'times', 'values'])
+    >>> w.targets.shape
+    (3, 2)
+    >>> sorted(w.tokens)  # doctest: +NORMALIZE_WHITESPACE
+    ['channels', 'mask', 'query_channels', 'query_loc', 'query_scale', 'query_times',
+     'times', 'values']
     """
 
     tokens: dict[str, np.ndarray]
@@ -145,6 +150,13 @@ class InputSeries(NamedTuple):
     static : ndarray of shape (K,)
         A static trait's standardised value (one token per window, at its origin), ``NaN``
         for a channel that varies in time.
+    in_target_units : bool, default=False
+        Divide the values of the time-varying channels, in each window, by that window's
+        scale of ``y`` (the one its single forecast channel is divided by), so that an
+        input reads in the units of the change of ``y`` it causes: an infusion rate moves a
+        concentration by an amount that the window's units of ``y`` measure, whatever the
+        subject's level and spread. ``values`` should then keep 0 at 0 (scaled, not
+        centred). Needs a single forecast channel.
 
     Examples
     --------
@@ -165,6 +177,7 @@ class InputSeries(NamedTuple):
     values: np.ndarray
     known: np.ndarray
     static: np.ndarray
+    in_target_units: bool = False
 
 
 def _input_tokens(
@@ -204,16 +217,26 @@ def _with_inputs(
     inputs: InputSeries,
     where: tuple[float, float, float],
     spans: tuple[float, float, int | None],
-    first: int,
+    scale: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A window's normalised ``event`` (times relative to its origin) followed by the tokens
     of its inputs (:func:`_input_tokens`; ``where``: the context's end, the cutoff and the
     origin's shift after it; ``spans``: look-back, how far ahead, token cap) and one token
-    per static trait at the origin, the input channels numbered from ``first``: inputs keep
-    their standardised values (no instance normalisation), so a dose or a trait means the
-    same in every window."""
+    per static trait at the origin, the input channels numbered after the forecast ones
+    (one ``scale`` each, the window's): inputs keep their standardised values (no instance
+    normalisation), so a dose or a trait means the same in every window; with
+    ``inputs.in_target_units`` the time-varying ones are divided by the window's scale of
+    its forecast channel."""
     end, cutoff, shift = where
+    first = scale.size
     tokens = _input_tokens(inputs, end, cutoff, *spans)
+    if inputs.in_target_units:
+        if scale.size != 1:
+            raise ValueError(
+                f"Inputs in the target's units need a single forecast channel, not "
+                f"{scale.size}: cut windows of one column at a time, or set in_target_units=False."
+            )
+        tokens = (tokens[0], tokens[1], tokens[2] / scale[0])
     static = np.flatnonzero(np.isfinite(inputs.static))
     times = np.concatenate([event[0], tokens[0] - shift, np.zeros(static.size)])
     chans = np.concatenate([event[1], tokens[1] + first, static + first]).astype(event[1].dtype)
@@ -417,7 +440,7 @@ def series_windows(
                 tt, chans, vv, rel, tgt, (level, slope, scale), season, seasonal_period
             )
             if inputs is not None:
-                event = _with_inputs(event, inputs[i], (c - gap, c, shift), spans, n_channels)
+                event = _with_inputs(event, inputs[i], (c - gap, c, shift), spans, scale)
             windows.append(_Window(event, *queries, series=i, cutoff=c, origin=c + shift))
     return _stack(windows)
 
@@ -586,11 +609,15 @@ def _stack(windows: list[_Window]) -> SeriesWindows:
         pad("query_times", 0.0, np.float64),
         pad("query_channels", 0, np.int64),
     )
+    loc, scale = pad("loc", 0.0, np.float64), pad("scale", 1.0, np.float64)
+    # Each query's window location and scale, for a network that reads the level (see
+    # LevyNet's level_gain); one that does not ignores them.
+    tokens |= {"query_loc": loc.astype(np.float32), "query_scale": scale.astype(np.float32)}
     return SeriesWindows(
         tokens=tokens,
         targets=pad("targets", np.nan, np.float64),
-        query_loc=pad("loc", 0.0, np.float64),
-        query_scale=pad("scale", 1.0, np.float64),
+        query_loc=loc,
+        query_scale=scale,
         query_valid=valid,
         series=np.array([w.series for w in windows], dtype=np.int64),
         cutoffs=np.array([w.cutoff for w in windows], dtype=np.float64),

@@ -15,6 +15,7 @@ import pytest
 import torch
 from conftest import TINY_FC
 
+from levy_sklearn._covariates import CovariateSpec
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.serialization import load, save
 from levy_sklearn.windows import InputSeries, series_windows
@@ -239,3 +240,51 @@ def test_all_input_tokens_of_a_window_share_one_max_tokens_budget(max_tokens, ex
     assert sorted(w.tokens["values"][0][mine].tolist()) == expected
     # y's look-back keeps a budget of its own: its latest max_tokens cells.
     assert (real & (w.tokens["channels"][0] == 0)).sum() == min(10, max_tokens or 10)
+
+
+def test_inputs_in_target_units_are_divided_by_the_window_scale_of_y():
+    """With ``in_target_units`` a time-varying input's tokens are its values over the
+    window's scale of y: the root mean square of y's steps up to the cutoff (its history
+    scale, here above the window's own spread), ``min_scale`` added in quadrature."""
+    t = np.arange(12.0)
+    v = np.array([0.0, 2.0, 2.0, 5.0, 5.0, 5.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0])[:, None]
+    x = np.column_stack([np.arange(12.0) + 1.0, np.full(12, 4.0)])  # a rate, a trait
+    plain, scaled = (
+        InputSeries(t, x, np.array([True, False]), np.array([np.nan, 4.0]), in_target_units=units)
+        for units in (False, True)
+    )
+    tokens = {}
+    for inputs in (plain, scaled):
+        w = series_windows(
+            [t], [v], [np.array([8.0])], context_length=3, horizon=2, inputs=[inputs],
+            normalization="last",
+        )  # fmt: skip
+        real = w.tokens["mask"][0]
+        tokens[inputs.in_target_units] = {
+            ch: sorted(w.tokens["values"][0][real & (w.tokens["channels"][0] == ch)].tolist())
+            for ch in (1, 2)
+        }
+    steps = np.diff(v[:9, 0])  # the steps that end at or before the cutoff
+    scale = np.sqrt(np.mean(steps**2) + 0.05**2)
+    np.testing.assert_allclose(tokens[True][1], np.array(tokens[False][1]) / scale)
+    assert tokens[False][1] == [7.0, 8.0, 9.0, 10.0, 11.0]  # (cutoff − 3, cutoff + 2]
+    assert tokens[True][2] == tokens[False][2] == [4.0]  # a static trait is left alone
+
+
+def test_input_scaling_target_keeps_zero_at_zero_and_needs_one_column_of_y():
+    y, X = _lagged()
+    X = X.assign(x=X["x"].abs() * (np.arange(len(X)) % 3 == 0))  # a rate, off 2/3 of the time
+    forecaster = LevyForecaster(**TINY_FC, known_ahead="all", input_scaling="target")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        forecaster.fit(y.iloc[:N], X=X.iloc[:N])
+    spec = forecaster.covariates_
+    # Divided by its standard deviation only: 0 (off) stays 0.
+    np.testing.assert_allclose(spec.mean, [0.0])
+    np.testing.assert_allclose(spec.scale, [X["x"].iloc[:N].std(ddof=0)])
+    assert spec.target_units and CovariateSpec.from_state(spec.to_state()) == spec
+    on, off = X.iloc[N:] + 1.0, X.iloc[N:] * 0.0
+    assert not np.allclose(forecaster.predict(FH, X=on), forecaster.predict(FH, X=off))
+    two = y.assign(z=y["y"] * 2)
+    with pytest.raises(ValueError, match="input_scaling='target' reads X in the units of y"):
+        LevyForecaster(**TINY_FC, input_scaling="target").fit(two.iloc[:N], X=X.iloc[:N])

@@ -1048,3 +1048,24 @@ def test_pretraining_cost_never_falls_as_the_panel_grows(monkeypatch):
         costs.append(list(steps))
     assert [len(c) for c in costs] == [6, 6]  # five fold networks and the pretrained one
     assert all(s == 2 for c in costs for s in c)  # each within max_steps
+
+
+def test_level_gain_trains_a_gain_per_horizon_and_saves():
+    y = pd.Series(
+        np.exp(np.cumsum(np.random.default_rng(0).normal(0, 0.1, 200))),
+        index=pd.date_range("2020", periods=200, freq="D"),
+    )
+    plain = LevyForecaster(**TINY_FC).fit(y)
+    assert plain.net_.module_.level_gain is None  # off by default
+    f = LevyForecaster(**TINY_FC, level_gain=True).fit(y)
+    gain = f.net_.module_.level_gain
+    # One weight per feature (1, loc / scale, 1 / scale), per target and horizon unit.
+    assert gain.weight.shape == (1, TINY_FC["max_horizon"], 3)
+    assert (gain.weight != 0).any()  # it starts at 0 (a gain of 1) and trains
+    var = f.predict_var(fh=[1, 2, 3]).to_numpy()
+    assert (var > 0).all() and np.isfinite(var).all()
+    buffer = io.BytesIO()
+    save(f, buffer)
+    buffer.seek(0)
+    a, b = f.predict_interval(fh=[1, 2, 3]), load(buffer).predict_interval(fh=[1, 2, 3])
+    np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())

@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy import integrate, stats
 
-from levy_sklearn.network import LevyNet, LinearLags
+from levy_sklearn.network import LevelGain, LevyNet, LinearLags
 from levy_sklearn.training import GaussianScore
 
 
@@ -16,6 +16,16 @@ def make_net(seed=0, **kwargs):
     params = {"n_channels": 3, "n_targets": 2, "d_model": 16, "n_heads": 4}
     params.update(kwargs)
     return LevyNet(**params).double().eval()
+
+
+def _locations(batch, seed):
+    """Each query's window location and scale, as series windows give them."""
+    g = torch.Generator().manual_seed(seed)
+    shape = batch["query_times"].shape
+    return {
+        "query_loc": torch.randn(shape, generator=g, dtype=torch.float64),
+        "query_scale": 0.1 + torch.rand(shape, generator=g, dtype=torch.float64),
+    }
 
 
 def make_batch(seed=0, batch=4, n_tokens=9, n_query=5):
@@ -84,8 +94,14 @@ def test_same_seed_same_outputs_different_seed_different():
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"count_prior": True}, {"noise_head": True}, {"n_lags": 4, "n_lag_horizons": 2}],
-    ids=["plain", "count", "noise", "lags"],
+    [
+        {},
+        {"count_prior": True},
+        {"noise_head": True},
+        {"n_lags": 4, "n_lag_horizons": 2},
+        {"level_gain": True, "n_lags": 4, "n_lag_horizons": 2},
+    ],
+    ids=["plain", "count", "noise", "lags", "gain"],
 )
 def test_variance_is_exact_variance_of_sampled_output_layer(options):
     count_prior = options.get("count_prior", False)
@@ -93,6 +109,8 @@ def test_variance_is_exact_variance_of_sampled_output_layer(options):
     with torch.no_grad():
         if net.lags is not None:  # a shift of the mean that the sampler must add as well
             net.lags.weight.normal_()
+        if net.level_gain is not None:  # a gain the sampler must apply to its draws too
+            net.level_gain.weight.normal_(std=0.3)
         net.cross.log_rate.fill_(math.log(0.7))  # moderate evidence: both terms matter
         net.cross.prior_mean.normal_()
         net.cross.prior_log_var.normal_(std=0.5)
@@ -100,6 +118,8 @@ def test_variance_is_exact_variance_of_sampled_output_layer(options):
         if count_prior:  # a prior that also moves with the number of observed tokens
             net.cross.prior_count.normal_(std=0.5)
     batch = make_batch(5)
+    if net.level_gain is not None:
+        batch |= _locations(batch, 5)
     n = 100_000
     mean, var, *_ = net(**batch)
     draws = net.sample(**batch, n_samples=n, generator=torch.Generator().manual_seed(0))
@@ -371,3 +391,44 @@ def test_the_autoregression_reads_no_input_channel():
     assert torch.equal(with_inputs, alone)
     with pytest.raises(ValueError, match="n_inputs"):
         LevyNet(n_channels=2, n_targets=1, n_inputs=2)
+
+
+def test_level_gain_multiplies_the_levy_readout_by_softplus_of_the_level_features():
+    plain = make_net(9, n_windowed_heads=2)
+    gained = make_net(9, n_windowed_heads=2, level_gain=True, n_lag_horizons=2)
+    # The gain is built last: every other parameter starts where it does without it.
+    for name, value in plain.state_dict().items():
+        assert torch.equal(value, gained.state_dict()[name])
+    batch = make_batch(9, n_query=6)
+    batch["query_times"] = torch.tensor([0.5, 1.0, 1.5, 2.0, 2.5, 3.0]).expand(4, -1).double()
+    locations = _locations(batch, 9)
+    mean, var, evidence, disagreement, _ = plain(**batch)
+    # At the start the gain is 1: the outputs are those without it.
+    for a, b in zip(plain(**batch), gained(**batch, **locations), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    with torch.no_grad():
+        gained.level_gain.weight.copy_(
+            torch.tensor(
+                [[[0.2, -0.3, 0.1], [-0.4, 0.5, 0.2]], [[0.1, 0.2, -0.2], [0.3, 0.1, 0.0]]]
+            )
+        )
+    g_mean, g_var, g_evidence, g_disagreement, _ = gained(**batch, **locations)
+    # Reference: each query's weights by hand, horizon 1 up to time 1, horizon 2 from time
+    # 2, linear between; features (1, loc / scale, 1 / scale).
+    w = gained.level_gain.weight[batch["query_channels"]]  # (B, Q, 2, 3)
+    t = batch["query_times"].clamp(1, 2)[..., None]
+    weight = (2 - t) * w[..., 0, :] + (t - 1) * w[..., 1, :]
+    loc, scale = locations["query_loc"], locations["query_scale"]
+    features = torch.stack([torch.ones_like(loc), loc / scale, 1 / scale], dim=-1)
+    gain = torch.log1p(torch.exp((weight * features).sum(-1) + math.log(math.e - 1)))
+    torch.testing.assert_close(g_mean, gain * mean, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(g_var, gain**2 * var, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(g_disagreement, gain[..., None] ** 2 * disagreement)
+    torch.testing.assert_close(g_evidence, evidence)  # the evidence never sees the gain
+    with pytest.raises(ValueError, match="query_loc and query_scale"):
+        gained(**batch)
+
+
+def test_level_gain_needs_a_target_and_a_horizon():
+    with pytest.raises(ValueError, match="n_horizons >= 1"):
+        LevelGain(n_targets=1, n_horizons=0)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 # The format version save writes (levy_sklearn.serialization.FORMAT_VERSION).
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 FORMAT = "levy-sklearn model"
 MANIFEST, STATE, WEIGHTS = "manifest.json", "state.json", "weights.safetensors"
 # sktime.base.load(path) runs pickle.loads on this member and calls load_from_path of the
@@ -129,14 +129,26 @@ def _known_ahead_default(cls: type, state: dict) -> dict:
     return state
 
 
+def _level_and_input_defaults(cls: type, state: dict) -> dict:
+    """Format 5 predates ``level_gain`` and ``input_scaling``: its forecasters load with the
+    defaults, which are what they were fitted with."""
+    if cls.__name__ == "LevyForecaster":
+        defaults = cls.get_param_defaults()
+        for name in ("level_gain", "input_scaling"):
+            state["params"].setdefault(name, defaults[name])
+    return state
+
+
 #: {version: function turning that version's state (of the estimator named) into the next
 #: version's}. Format 2 added the _metadata member of forecaster files, format 3 wrote nets
-#: as their specs, format 4 a fitted forecaster's series spec whole, format 5 covariates.
+#: as their specs, format 4 a fitted forecaster's series spec whole, format 5 covariates,
+#: format 6 the level gain and the inputs' scaling.
 MIGRATIONS: dict[int, Callable[[type, dict], dict]] = {
     1: _calibration_folds_default,
     2: _net_specs,
     3: _spec_whole,
     4: _known_ahead_default,
+    5: _level_and_input_defaults,
 }
 
 

@@ -50,6 +50,9 @@ class NetworkSpec:
     n_inputs : int, default=0
         The last ``n_inputs`` channels are inputs (covariates), which the autoregression
         does not read (see :class:`~levy_sklearn.network.LevyNet`).
+    level_gain : bool, default=False
+        A :class:`~levy_sklearn.network.LevelGain` of the output layer read off each
+        window's level (see :class:`~levy_sklearn.network.LevyNet`).
 
     Examples
     --------
@@ -81,6 +84,7 @@ class NetworkSpec:
     calendar_periods: list[float] = field(default_factory=list)
     calendar_harmonics: int = 1
     n_inputs: int = 0
+    level_gain: bool = False
 
 
 @dataclass(frozen=True)
