@@ -391,15 +391,19 @@ def test_calendar_phases_are_the_time_of_day_and_week_of_each_window_origin():
     np.testing.assert_allclose(windows.tokens["calendar"][:, 1], week, atol=1e-6)
 
 
+def _office_hours() -> pd.Series:
+    """Fifteen days of half-hourly data whose level switches at 9:00 and 17:00, under noise."""
+    index = pd.date_range("2024-01-01", periods=48 * 15, freq="30min")
+    hours = index.hour + index.minute / 60
+    noise = 0.1 * np.random.default_rng(0).normal(size=index.size)
+    return pd.Series(20.0 + 5.0 * ((hours >= 9) & (hours < 17)) + noise, index)
+
+
 def test_calendar_encoding_of_half_hourly_data_resolves_a_day_and_survives_a_round_trip():
     # Every harmonic a day of 48 half-hours can hold (24), of the day and of the week: the
     # first harmonic alone gives a smooth day and cannot tell a weekend from a weekday. A
     # level that switches at 9:00 and 17:00 needs them all, which two weeks confirm.
-    index = pd.date_range("2024-01-01", periods=48 * 15, freq="30min")
-    hours = index.hour + index.minute / 60
-    noise = 0.1 * np.random.default_rng(0).normal(size=index.size)
-    y = pd.Series(20.0 + 5.0 * ((hours >= 9) & (hours < 17)) + noise, index)
-    forecaster = LevyForecaster(**FAST_SEASONAL).fit(y)
+    forecaster = LevyForecaster(**FAST_SEASONAL).fit(_office_hours())
     module = forecaster.net_.module_
     assert module.calendar_harmonics == 24
     assert module.calendar_encoding.in_features == 2 * 24 * 2
@@ -448,10 +452,7 @@ def test_the_auto_batch_is_16_windows_where_the_calendar_is_learned_and_32_elsew
     # a step, taylor's 512 made 160 steps in ten epochs, and 16 a step forecast better on
     # the high-frequency ablation splits at the same CPU. A series whose time encoding
     # carries no calendar trains as before; a batch given is kept.
-    index = pd.date_range("2024-01-01", periods=48 * 15, freq="30min")
-    hours = index.hour + index.minute / 60
-    noise = 0.1 * np.random.default_rng(0).normal(size=index.size)
-    y = pd.Series(20.0 + 5.0 * ((hours >= 9) & (hours < 17)) + noise, index)
+    y = _office_hours()
     calendar = LevyForecaster(**FAST_SEASONAL).fit(y)
     assert calendar.net_.module_.calendar_periods == (48.0, 336.0)
     assert _largest_batch(calendar) == 16
