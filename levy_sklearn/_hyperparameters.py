@@ -82,14 +82,16 @@ times that rate; the forecaster doubles it on data too large for ``max_steps`` (
     "max_steps": (
         "int or None",
         """Maximum number of optimizer steps in all: where ``max_epochs`` passes would take
-more, training stops after the last whole epoch within ``max_steps``, so a fit's cost stops
-growing with the size of the data; ``None``: always ``max_epochs``. The forecaster trains
-data too large for two such passes (over ``max_steps`` × ``batch_size`` / 2 windows, e.g. a
-panel of many series) for all ``max_epochs`` passes at 8 × ``batch_size`` and 2 × ``lr``
-instead: chosen by ablation on held-out competition panels, its cost then grows with the
-data. Where even one pass would take more than ``max_steps`` steps, each epoch draws
-``max_steps`` batches of rows (seeded) instead of every row, so the cost of a fit is bounded
-however large the data (see :func:`~levy_sklearn.training.training_budget`).""",
+more, the regressor stops after the last whole epoch within ``max_steps``, so a fit's cost
+stops growing with the size of the data; ``None``: always ``max_epochs``. The forecaster
+trains ``max_steps`` steps there, each epoch drawing an equal share of them (seeded), so that
+its cost never falls as the data grow. It trains data too large for two such passes (over
+``max_steps`` × ``batch_size`` / 2 windows, e.g. a panel of many series) for all
+``max_epochs`` passes at 8 × ``batch_size`` and 2 × ``lr`` instead: chosen by ablation on
+held-out competition panels, its cost then grows with the data. Where even one pass would
+take more than ``max_steps`` steps, each epoch draws ``max_steps`` batches of rows (seeded)
+instead of every row, so the cost of a fit is bounded however large the data (see
+:func:`~levy_sklearn.training.training_budget`).""",
     ),
     "batch_size": (
         "int",
@@ -194,9 +196,11 @@ class LevyHyperparameters:
     d_model=30 must be a multiple of n_heads=4.
     """
 
-    #: Whether data too large for two passes within ``max_steps`` train every epoch at a
-    #: larger batch (see :func:`~levy_sklearn.training.training_budget`): chosen by
-    #: ablation on series panels only, so the regressor switches it off.
+    #: Whether the training budget grows with the data and never falls as it grows: data
+    #: whose whole epochs fall short of ``max_steps`` fill it, and data too large for two
+    #: passes within ``max_steps`` train every epoch at a larger batch (see
+    #: :func:`~levy_sklearn.training.training_budget`): chosen on series panels only, so the
+    #: regressor switches it off.
     _grows_on_large_data: ClassVar[bool] = True
 
     _parameter_constraints: ClassVar[dict[str, list]] = {

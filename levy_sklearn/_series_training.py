@@ -93,7 +93,7 @@ _CALENDAR_ROWS = 100_000
 # an epoch at 32, 160 steps in ten epochs); at 16 a step, taylor's ablation split forecast
 # with 10 % less MAE and 8 % less CRPS over three seeds at the same CPU, bank_calls'
 # day-ahead split with 16-20 % less MAE and 18-22 % less CRPS over two, its hour-ahead and
-# the weather split within 0.5 %; 8 (seven epochs within max_steps) did worse than 32
+# the weather split within 0.5 %; 8 (seven whole epochs, 448 steps) did worse than 32
 # (benchmarks/results/high_frequency_notes.md, "batches of 16 where the calendar is
 # learned").
 CALENDAR_BATCH_SIZE = 16

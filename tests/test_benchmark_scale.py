@@ -61,7 +61,8 @@ def test_with_one_seed_any_fall_counts(earlier, later, expected):
 
 def test_bars_read_each_sizes_mean_over_its_seeds():
     flat = [(97.7, 97.6), (99.1, 98.9), (98.0, 98.4)]  # 200 against 1,000 patients
-    runs = [_run(n, s, t) for s, pair in enumerate(flat) for n, t in zip((200, 1000), pair)]
+    sizes = (200, 1000)
+    runs = [_run(n, s, t) for s, pair in enumerate(flat) for n, t in zip(sizes, pair, strict=True)]
     runs += [_run(10_000, 0, 108.0, peak_mib=900.0)]
     text = "\n".join(scale.bars(runs))
     assert "never falls beyond the seeds' noise" not in text  # 10,000 ran one seed

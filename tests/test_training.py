@@ -1,6 +1,7 @@
 """The skorch layer: seeding, NaN targets, σ calibration, float64 inference."""
 
 import io
+import itertools
 import pickle
 import re
 from dataclasses import replace
@@ -402,6 +403,56 @@ def test_budget_grows_on_large_data_for_the_forecaster_only():
     X = np.random.default_rng(0).normal(size=(200, 3))
     rows = LevyAttentionRegressor(**TINY_REG, batch_size=8, max_steps=4).fit(X, X[:, 0]).net_
     assert (len(rows.history), rows.batch_size) == (1, 8)
+
+
+def _optimizer_steps(fit) -> int:
+    """Optimizer steps taken while ``fit()`` runs, counted by torch's global hook."""
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    steps = []
+    handle = register_optimizer_step_post_hook(lambda *_: steps.append(1))
+    try:
+        fit()
+    finally:
+        handle.remove()
+    return len(steps)
+
+
+def test_forecaster_fills_max_steps_where_whole_epochs_fall_short_the_regressor_stops():
+    # k steps an epoch and max_steps = 2.5 k: two whole epochs take 2 k steps, a third would
+    # pass max_steps. The forecaster trains three epochs of max_steps // 3 steps instead.
+    panel = small_panel()
+    params = {**TINY_FC, "batch_size": 8, "max_epochs": 1, "max_steps": None}
+    k = _optimizer_steps(lambda: LevyForecaster(**params).fit(panel))
+    budget = {"max_epochs": 10, "max_steps": 2 * k + k // 2}
+    f = LevyForecaster(**{**params, **budget})
+    assert _optimizer_steps(lambda: f.fit(panel)) == 3 * (budget["max_steps"] // 3) > 2 * k
+    assert len(f.net_.history) == 3
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    reg = {**TINY_REG, "batch_size": 8, "validation_fraction": 0.0, "max_steps": None}
+    one = LevyAttentionRegressor(**{**reg, "max_epochs": 1})
+    k = _optimizer_steps(lambda: one.fit(X, X[:, 0]))
+    r = LevyAttentionRegressor(**{**reg, "max_epochs": 10, "max_steps": 2 * k + k // 2})
+    assert _optimizer_steps(lambda: r.fit(X, X[:, 0])) == 2 * k
+
+
+def test_the_forecasters_training_grows_with_the_data_and_keeps_within_max_steps():
+    # Rows stepped through (the cost) against every size from 1 to 100,000 rows: never over
+    # max_steps batches, never falling by more than a batch an epoch as the rows grow (the
+    # equal shares' rounding), where whole epochs fell by up to a third.
+    for max_epochs, max_steps, batch in [(10, 500, 32), (10, 500, 16), (30, 1500, 32)]:
+        costs, whole = [], []
+        for n in range(1, 100_000):
+            b = training.training_budget(n, batch, 0.01, max_epochs, max_steps, grow=True)
+            rows = n if b.rows is None else b.rows
+            if b.batch_size == batch:  # not grown: steps of the given batch
+                assert b.epochs * -(-rows // batch) <= max_steps
+            costs.append((b.epochs * rows, b.epochs * batch))
+            old = training.training_budget(n, batch, 0.01, max_epochs, max_steps)
+            whole.append(old.epochs * (n if old.rows is None else old.rows))
+        falls = [(a - b) / eb for (a, _), (b, eb) in itertools.pairwise(costs) if b < a]
+        assert max(falls, default=0) <= 1  # at most one batch an epoch
+        assert min(b / a for a, b in itertools.pairwise(whole)) < 0.7  # whole epochs: a third
 
 
 def test_pretraining_update_continues_every_epoch_at_the_grown_batch():

@@ -43,14 +43,24 @@ def training_budget(
 
     Small data keeps ``max_epochs`` passes at ``batch_size`` and ``lr``. Where they would take
     over ``max_steps`` steps, training stops after the last whole epoch within ``max_steps``,
-    so the cost of a fit stops growing with the number of rows; with ``grow``, data so large
-    that fewer than two epochs would fit train all ``max_epochs`` passes at
-    :data:`LARGE_DATA_BATCH_GROWTH` times ``batch_size`` and :data:`LARGE_DATA_LR_GROWTH`
-    times ``lr`` instead (their cost grows with the data). Where even one pass at that batch
-    size takes more than ``max_steps`` steps, each epoch draws ``max_steps`` batches of rows
-    (``rows``, drawn without replacement from the seed) instead of every row: one epoch
-    (``max_epochs`` where the batch grew) of ``max_steps`` steps bounds the cost of a fit,
-    however many rows it has, and the cost never falls as the rows grow.
+    so the cost of a fit stops growing with the number of rows. With ``grow`` (a cost that
+    grows with the data and never falls as it grows):
+
+    - where the whole epochs within ``max_steps`` fall short of it, training takes as many
+      epochs as ``max_steps`` batches of rows need, each drawing an equal share of them
+      (``rows``, whole batches drawn without replacement from the seed): ``max_steps``
+      steps in all, less the shares' rounding (at most one step an epoch, 2 % of 500 steps
+      in ten epochs), where the last whole epoch would stop up to a third short of them (500
+      steps of 167 an epoch: two epochs, 334 steps), so that a few more rows would train a
+      third less;
+    - data so large that fewer than two epochs would fit train all ``max_epochs`` passes at
+      :data:`LARGE_DATA_BATCH_GROWTH` times ``batch_size`` and :data:`LARGE_DATA_LR_GROWTH`
+      times ``lr`` instead (their cost grows with the data).
+
+    Where even one pass at the batch size takes more than ``max_steps`` steps, each epoch
+    draws ``max_steps`` batches of rows instead of every row: one epoch (``max_epochs``
+    where the batch grew) of ``max_steps`` steps bounds the cost of a fit, however many rows
+    it has.
 
     Parameters
     ----------
@@ -80,6 +90,10 @@ def training_budget(
     40
     >>> training_budget(5000, 64, 0.01, max_epochs=40, max_steps=1000).epochs  # 79 steps each
     12
+    >>> training_budget(5344, 32, 0.01, max_epochs=10, max_steps=500)  # 2 epochs: 334 steps
+    Budget(epochs=2, batch_size=32, lr=0.01, rows=None)
+    >>> training_budget(5344, 32, 0.01, max_epochs=10, max_steps=500, grow=True)  # 3 x 166
+    Budget(epochs=3, batch_size=32, lr=0.01, rows=5312)
     >>> training_budget(40000, 32, 0.01, max_epochs=10, max_steps=500, grow=True)
     Budget(epochs=10, batch_size=256, lr=0.02, rows=None)
     >>> training_budget(10**6, 32, 0.01, max_epochs=10, max_steps=500, grow=True).rows
@@ -93,6 +107,12 @@ def training_budget(
     if grow and epochs < min(2, max_epochs):
         epochs = max_epochs
         batch_size, lr = LARGE_DATA_BATCH_GROWTH * batch_size, LARGE_DATA_LR_GROWTH * lr
+    elif grow and epochs < max_epochs and epochs * n_train < max_steps * batch_size:
+        # max_steps batches of rows in all, in as few epochs as hold them (each epoch at most
+        # every row once), an equal number of whole batches each: never over max_steps.
+        epochs = min(max_epochs, math.ceil(max_steps * batch_size / n_train))
+        rows = max_steps // epochs * batch_size
+        return Budget(epochs, batch_size, lr, rows if rows < n_train else None)
     if math.ceil(n_train / batch_size) > max_steps:  # not one whole pass within max_steps
         return Budget(epochs, batch_size, lr, max_steps * batch_size)
     return Budget(epochs, batch_size, lr)
