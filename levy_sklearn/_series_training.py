@@ -78,6 +78,13 @@ _SEASONAL_LAGS_LR = 5.0
 # beat two cycles, and 5 × lr, on taylor's ablation split:
 # benchmarks/results/high_frequency_notes.md).
 ECHO_CYCLES = 1
+# Bytes of cut windows a training over several epochs keeps (window_dataset): cutting a window
+# costs about as much CPU as the network's step on it, and each epoch draws the windows again
+# (a global fit on Tourism quarterly, three epochs: 104 CPU s cutting every epoch, 74 s with
+# the windows kept, the same forecasts). A window takes about 1.9 KiB (Tourism quarterly's
+# 45,659: 82 MiB; M3 monthly's 165,840: 301 MiB); a cohort beyond the bound cuts the rest per
+# batch, so memory stays bounded however large the data.
+WINDOW_CACHE_BYTES = 512 * 2**20
 # Harmonics of each calendar phase (time of day, of week) the time encoding may carry (0:
 # no calendar): a fit keeps as many as predict its own series' held-out days (see
 # calendar_harmonics). 24 beat 1, 4, 8, 16, 48 and 168 on taylor's ablation split (CRPS 341
@@ -676,16 +683,19 @@ def train_network(
             lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() and not spec.echoes() else 1.0,
         ),
     )
-    return fit_levy_net(net, window_dataset(windows), None, seed)
+    return fit_levy_net(net, window_dataset(windows, net.max_epochs), None, seed)
 
 
-def window_dataset(windows: WindowSource) -> BatchDataset:
-    """The training rows of ``windows``, each batch's windows cut when it is drawn: memory
-    holds the series and a few batches however many windows they make. A batch is padded
-    to its longest window: a width fixed for the whole fit would take a pass over every
-    window (the cost this avoids) or a bound as wide as ``max_tokens`` and every input
+def window_dataset(windows: WindowSource, epochs: int) -> BatchDataset:
+    """The training rows of ``windows`` for ``epochs`` epochs, each batch's windows cut when
+    it is drawn: memory holds the series and a few batches however many windows they make.
+    Over several epochs, each window is cut once and kept while the kept ones take at most
+    :data:`WINDOW_CACHE_BYTES` (:class:`~levy_sklearn.windows.CachedWindows`). A batch is
+    padded to its longest window: a width fixed for the whole fit would take a pass over
+    every window (the cost this avoids) or a bound as wide as ``max_tokens`` and every input
     token, far wider than most windows, which every step would then pay for."""
-    return BatchDataset(windows.n_windows, windows.batch)
+    source = windows.cached(WINDOW_CACHE_BYTES) if epochs > 1 else windows
+    return BatchDataset(source.n_windows, source.batch)
 
 
 def held_out_parts(
@@ -737,7 +747,7 @@ def continue_network(
     steps = budget(rows_per_process(windows.n_windows))
     return continue_levy_net(
         net,
-        window_dataset(windows),
+        window_dataset(windows, steps.epochs),
         None,
         seed,
         steps.epochs,

@@ -244,6 +244,10 @@ def _with_inputs(
     return times, chans, values
 
 
+# series_windows' floor of a window's scale (relative), WindowPlan's too.
+_MIN_SCALE = 0.05
+
+
 def series_windows(
     times: Sequence[np.ndarray],
     values: Sequence[np.ndarray],
@@ -256,7 +260,7 @@ def series_windows(
     normalization: str = "mean",
     max_tokens: int | None = None,
     max_queries: int | None = None,
-    min_scale: float = 0.05,
+    min_scale: float = _MIN_SCALE,
     origin_queries: Sequence[float] = (),
     context_gaps: Sequence[np.ndarray] | None = None,
     gap_keeps_last: Sequence[np.ndarray] | None = None,
@@ -390,6 +394,54 @@ def series_windows(
         raise ValueError(f"normalization={normalization!r} must be one of {NORMALIZATIONS}.")
     if (horizon is None) == (query_times is None):
         raise ValueError("Give exactly one of horizon (training) and query_times (prediction).")
+    return _stack(
+        _window_list(
+            times,
+            values,
+            cutoffs,
+            context_length=context_length,
+            horizon=horizon,
+            query_times=query_times,
+            target_end=target_end,
+            normalization=normalization,
+            max_tokens=max_tokens,
+            max_queries=max_queries,
+            min_scale=min_scale,
+            origin_queries=origin_queries,
+            context_gaps=context_gaps,
+            gap_keeps_last=gap_keeps_last,
+            seasonal_period=seasonal_period,
+            absent_levels=absent_levels,
+            inputs=inputs,
+            input_horizon=input_horizon,
+            echoes=echoes,
+        )
+    )
+
+
+def _window_list(
+    times: Sequence[np.ndarray],
+    values: Sequence[np.ndarray],
+    cutoffs: Sequence[np.ndarray],
+    *,
+    context_length: float,
+    horizon: float | None,
+    query_times: Sequence[np.ndarray] | None,
+    target_end: Sequence[float] | None,
+    normalization: str,
+    max_tokens: int | None,
+    max_queries: int | None,
+    min_scale: float,
+    origin_queries: Sequence[float],
+    context_gaps: Sequence[np.ndarray] | None,
+    gap_keeps_last: Sequence[np.ndarray] | None,
+    seasonal_period: float | None,
+    absent_levels: Sequence[np.ndarray] | None,
+    inputs: Sequence[InputSeries] | None,
+    input_horizon: float | None,
+    echoes: Sequence[float],
+) -> list[_Window]:
+    """:func:`series_windows`' windows (same arguments, checked there) before padding."""
     n_channels = int(np.shape(values[0])[1]) if len(values) else 1
     # Input tokens of each window: its look-back, how far ahead, and the token cap.
     spans = (context_length, horizon if input_horizon is None else input_horizon, max_tokens)
@@ -442,7 +494,7 @@ def series_windows(
             if inputs is not None:
                 event = _with_inputs(event, inputs[i], (c - gap, c, shift), spans, scale)
             windows.append(_Window(event, *queries, series=i, cutoff=c, origin=c + shift))
-    return _stack(windows)
+    return windows
 
 
 class _Window(NamedTuple):
@@ -713,6 +765,11 @@ class WindowSource(NamedTuple):
         windows = self.cut(rows)
         return windows.tokens, windows.targets.astype(np.float32)
 
+    def cached(self, max_bytes: int) -> CachedWindows:
+        """These windows' training batches, each window cut once and kept while the kept
+        ones take at most ``max_bytes`` (see :class:`CachedWindows`)."""
+        return CachedWindows(self, max_bytes)
+
     def chunks(self, size: int) -> Iterator[SeriesWindows]:
         """Every window, ``size`` at a time, in order."""
         for start in range(0, self.n_windows, size):
@@ -742,6 +799,82 @@ class WindowSource(NamedTuple):
         start = np.random.default_rng(seed).uniform(0.0, stride)
         rows = np.floor(start + stride * np.arange(most)).astype(np.int64)
         return self._replace(index=self.index.take(rows))
+
+
+class CachedWindows:
+    """A :class:`WindowSource`'s training batches, each window cut once and kept for the
+    epochs after while the kept windows take at most ``max_bytes``; beyond that, windows are
+    cut again each time they are drawn. Cutting a window (its context's location, season and
+    scale by least squares) costs more CPU than the network's step on it, and every epoch
+    draws the same windows again; a window's cut depends on its index entry only, so a kept
+    window is the one cutting it again would give.
+
+    Parameters
+    ----------
+    source : WindowSource
+    max_bytes : int
+        Most bytes of unpadded windows kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from levy_sklearn.windows import WindowPlan
+    >>> plan = WindowPlan(8.0, 2.0, None, "last", 64, None, 100, 0.0, 0.0)
+    >>> t, v = np.arange(20.0), np.arange(20.0)[:, None]
+    >>> source = plan.source([t], [v], "train", seed=0)
+    >>> cached = source.cached(max_bytes=10**6)
+    >>> tokens, targets = cached.batch([3, 0])
+    >>> fresh, fresh_targets = source.batch([3, 0])
+    >>> all(np.array_equal(tokens[k], fresh[k]) for k in fresh), cached.kept
+    (True, 2)
+    >>> none_kept = source.cached(max_bytes=0)
+    >>> none_kept.batch([3, 0])[1].shape, none_kept.kept  # cut, not kept
+    ((2, 2), 0)
+    """
+
+    def __init__(self, source: WindowSource, max_bytes: int) -> None:
+        self.source = source
+        self.max_bytes = int(max_bytes)
+        self._kept: dict[int, _Window] = {}
+        self._bytes = 0
+
+    @property
+    def n_windows(self) -> int:
+        """How many windows the source holds."""
+        return self.source.n_windows
+
+    @property
+    def kept(self) -> int:
+        """How many windows are kept."""
+        return len(self._kept)
+
+    def batch(self, rows: Sequence[int] | np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """As :meth:`WindowSource.batch`, the windows not kept cut (and kept while they fit)."""
+        rows = [int(row) for row in np.asarray(rows, dtype=np.int64)]
+        missing = [row for row in dict.fromkeys(rows) if row not in self._kept]
+        fresh: dict[int, _Window] = {}
+        if missing:
+            s = self.source
+            cut = s.plan.window_list(s.times, s.values, s.index.take(missing), s.levels, s.inputs)
+            fresh = dict(zip(missing, cut, strict=True))
+            for row, window in fresh.items():
+                size = _window_bytes(window)
+                if self._bytes + size <= self.max_bytes:
+                    self._kept[row] = window
+                    self._bytes += size
+        windows = [fresh[row] if row in fresh else self._kept[row] for row in rows]
+        stacked = self.source.plan.stacked(windows)
+        return stacked.tokens, stacked.targets.astype(np.float32)
+
+
+def _window_bytes(window: _Window) -> int:
+    """Memory an unpadded window holds: its arrays' data and a Python object's header each."""
+    arrays = [*window.event, *window[1:6]]
+    return sum(np.asarray(a).nbytes + _ARRAY_HEADER_BYTES for a in arrays)
+
+
+# What a small numpy array takes beyond its data (sys.getsizeof of an empty array).
+_ARRAY_HEADER_BYTES = 112
 
 
 @dataclass(frozen=True)
@@ -953,6 +1086,18 @@ class WindowPlan:
         >>> some.series.tolist(), some.cutoffs.tolist()
         ([1, 0], [11.0, 2.0])
         """
+        return self.stacked(self.window_list(times, values, index, levels, inputs))
+
+    def window_list(
+        self,
+        times: list[np.ndarray],
+        values: list[np.ndarray],
+        index: WindowIndex,
+        levels: Sequence[np.ndarray] | None = None,
+        inputs: Sequence[InputSeries] | None = None,
+    ) -> list[_Window]:
+        """:meth:`cut`'s windows before padding, in the index's order (``series`` numbering
+        the series of ``times``): what :class:`CachedWindows` keeps."""
         # series_windows cuts series by series: the rows grouped by series (stably), cut,
         # then put back in the index's order.
         order = np.argsort(index.series, kind="stable")
@@ -962,32 +1107,35 @@ class WindowPlan:
         def each(seq: Sequence | None) -> list | None:
             return None if seq is None else [seq[i] for i in series]
 
-        windows = series_windows(
+        grouped = _window_list(
             each(times) or [],
             each(values) or [],
             [index.cutoffs[g] for g in groups],
             context_length=self.context_span,
             horizon=self.horizon_span,
+            query_times=None,
             target_end=[float(index.ends[g[0]]) for g in groups],
             normalization=self.normalization,
-            seasonal_period=self.seasonal_period,
             max_tokens=self.max_tokens,
             max_queries=self.max_targets,
+            min_scale=_MIN_SCALE,
+            origin_queries=(),
             context_gaps=[index.gaps[g] for g in groups],
             gap_keeps_last=[index.keeps[g] for g in groups],
+            seasonal_period=self.seasonal_period,
             absent_levels=each(levels),
             inputs=each(inputs),
+            input_horizon=None,
             echoes=self.echoes,
         )
-        back = np.argsort(order, kind="stable")
-        if not np.array_equal(back, np.arange(back.size)):
-            windows = SeriesWindows(
-                {key: value[back] for key, value in windows.tokens.items()},
-                *(field[back] for field in windows[1:]),
-            )
-        if series.size:
-            windows = windows._replace(series=series.astype(np.int64)[windows.series])
-        return self.with_calendar(windows)
+        windows: list[_Window] = [None] * len(grouped)  # type: ignore[list-item]
+        for row, window in zip(order, grouped, strict=True):
+            windows[row] = window._replace(series=int(series[window.series]))
+        return windows
+
+    def stacked(self, windows: list[_Window]) -> SeriesWindows:
+        """``windows`` (from :meth:`window_list`) padded into one batch, with the calendar."""
+        return self.with_calendar(_stack(windows))
 
     def forecast_windows(
         self,

@@ -278,13 +278,16 @@ def test_held_out_windows_hold_every_cutoff_of_a_series_first_context():
     assert plan.windows([t], [v], "train", seed=0).origins.tolist() == spaced.tolist()
 
 
-def test_training_batches_cut_lazily_equal_the_windows_cut_whole():
+@pytest.mark.parametrize("epochs", [1, 2])
+def test_training_batches_cut_lazily_equal_the_windows_cut_whole(epochs, monkeypatch):
     """The batches a fit trains on, each cut when drawn (in a shuffled order), are the rows
     of the windows cut whole, padded to the batch's longest window instead of the longest
     of all: gap and hole windows, echoes, calendar phases, population levels and covariate
-    tokens (known ahead, past only, static) alike."""
+    tokens (known ahead, past only, static) alike; over several epochs, the windows kept
+    from the first (as many as the cache holds: here about half) and those cut again."""
     from torch.utils.data import DataLoader, default_convert
 
+    from levy_sklearn import _series_training
     from levy_sklearn._series_training import window_dataset
     from levy_sklearn.windows import InputSeries
 
@@ -306,12 +309,20 @@ def test_training_batches_cut_lazily_equal_the_windows_cut_whole():
     whole = plan.windows(times, values, "train", 3, levels, inputs)
     source = plan.source(times, values, "train", 3, levels, inputs)
     assert source.n_windows == whole.cutoffs.size > 100
-    order = np.random.default_rng(0).permutation(source.n_windows)
-    loader = DataLoader(
-        window_dataset(source), batch_size=16, sampler=order, collate_fn=default_convert
-    )
+    monkeypatch.setattr(_series_training, "WINDOW_CACHE_BYTES", 100_000)
+    dataset = window_dataset(source, epochs)
+    orders = [np.random.default_rng(e).permutation(source.n_windows) for e in range(epochs)]
+    passes = [
+        (batch, rows)
+        for order in orders
+        for batch, rows in zip(
+            DataLoader(dataset, batch_size=16, sampler=order, collate_fn=default_convert),
+            np.array_split(order, -(-order.size // 16)),
+            strict=True,
+        )
+    ]
     seen, narrower = 0, 0
-    for (tokens, targets), rows in zip(loader, np.array_split(order, len(loader)), strict=True):
+    for (tokens, targets), rows in passes:
         assert set(tokens) == set(whole.tokens) and "calendar" in tokens
         width = int(whole.tokens["mask"][rows].sum(axis=1).max())
         queries = int(np.isfinite(whole.targets[rows]).any(axis=0).nonzero()[0].max()) + 1
@@ -331,7 +342,9 @@ def test_training_batches_cut_lazily_equal_the_windows_cut_whole():
         )
         assert np.isnan(whole.targets[rows][:, targets.shape[1] :]).all()
         seen += len(rows)
-    assert seen == source.n_windows and narrower > 0
+    assert seen == epochs * source.n_windows and narrower > 0
+    if epochs > 1:  # the cache held some windows, not all
+        assert 0 < dataset.make.__self__.kept < source.n_windows
 
 
 def test_window_index_is_built_in_little_more_memory_than_it_holds():
