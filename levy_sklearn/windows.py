@@ -805,7 +805,7 @@ class CachedWindows:
     """A :class:`WindowSource`'s training batches, each window cut once and kept for the
     epochs after while the kept windows take at most ``max_bytes``; beyond that, windows are
     cut again each time they are drawn. Cutting a window (its context's location, season and
-    scale by least squares) costs more CPU than the network's step on it, and every epoch
+    scale by least squares) costs about as much CPU as the network's step on it, and every epoch
     draws the same windows again; a window's cut depends on its index entry only, so a kept
     window is the one cutting it again would give.
 
@@ -869,7 +869,8 @@ class CachedWindows:
 
 def _window_bytes(window: _Window) -> int:
     """Memory an unpadded window holds: its arrays' data and a Python object's header each."""
-    arrays = [*window.event, *window[1:6]]
+    queries = (window.query_times, window.query_channels, window.targets, window.loc, window.scale)
+    arrays = [*window.event, *queries]
     return sum(np.asarray(a).nbytes + _ARRAY_HEADER_BYTES for a in arrays)
 
 
