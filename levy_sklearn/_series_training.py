@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
@@ -49,11 +49,12 @@ from .windows import WindowPlan, WindowSource, calibration_start
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
-# never saw. calibration_folds="auto" scores every fold (cross-fitting) on every panel: the
-# calibration rests on every subject and the pretrained network learns from all of them.
-# Each of the N_FOLDS + 1 trainings is bounded by max_steps (training_budget), so the cost of
-# pretraining grows with the panel up to that bound and never falls as it grows; a fold count
-# that fell with the panel's size made a larger panel train faster than a smaller one.
+# never saw; the pretrained network learns from all of them. calibration_folds="auto" scores
+# every fold (cross-fitting) until the fold networks' data outgrow max_steps, then one
+# (auto_scored_folds): a panel's cost never falls as it grows, where a fold count set by the
+# number of series made a larger panel train faster than a smaller one, and the five grown
+# fold networks that large panels would train cost five times one for a calibration that
+# rests on thousands of held-out windows either way.
 N_FOLDS = 5
 MIN_PANEL_TO_HOLD_OUT = 5
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
@@ -762,12 +763,15 @@ def pretrain_calibrated(
     calibration_folds: int | str,
     seed: int,
     train: Callable[[WindowSource], LevyNeuralNet],
+    budget: Callable[[int], Budget],
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     """The pretrained network and its calibration across subjects (``calibration_folds``,
-    see :func:`~levy_sklearn.calibration.held_out.calibrate_across_series`; ``train`` makes
-    a network from windows), with the population's spread for channels a new subject has
-    never shown (:func:`~levy_sklearn.calibration.population_spread`). A panel too small to
-    hold series out is calibrated on the last tenth of each series' span, with a warning
+    see :func:`~levy_sklearn.calibration.held_out.calibrate_across_series` and, for
+    ``"auto"``, :func:`auto_scored_folds`; ``train`` makes a network from windows and
+    ``budget`` gives its training's budget on so many of them), with the population's spread
+    for channels a new subject has never shown
+    (:func:`~levy_sklearn.calibration.population_spread`). A panel too small to hold series
+    out is calibrated on the last tenth of each series' span, with a warning
     (time points within a subject are not exchangeable with a new subject).
 
     Launched on several processes (see :mod:`~levy_sklearn.training.distributed`), each
@@ -777,7 +781,7 @@ def pretrain_calibrated(
     network and calibration."""
     with progress_label("pretrain"), data_parallel(current_launch()):
         _check_same_panel(panel)
-        net, calibration = _pretrain_calibrated(panel, calibration_folds, seed, train)
+        net, calibration = _pretrain_calibrated(panel, calibration_folds, seed, train, budget)
     spread = population_spread(panel.values, panel.population, panel.scales / panel.scale)
     return net, with_unseen(calibration, *spread)
 
@@ -800,6 +804,7 @@ def _pretrain_calibrated(
     calibration_folds: int | str,
     seed: int,
     train: Callable[[WindowSource], LevyNeuralNet],
+    budget: Callable[[int], Budget],
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     n, n_channels = len(panel.times), panel.mean.size
     times, values = panel.times, panel.values
@@ -815,10 +820,6 @@ def _pretrain_calibrated(
             panel.population[picked],
             None if panel.inputs is None else [panel.inputs[i] for i in picked],
         )
-
-    # Each process cuts the windows of its own share of the series (a boolean mask) only.
-    def train_on(series: np.ndarray, part: str) -> LevyNeuralNet:
-        return train(windows(own_share(np.flatnonzero(series), n), part))
 
     def forecasts(
         net: LevyNeuralNet, series: np.ndarray, part: str, most: int | None = None
@@ -846,20 +847,62 @@ def _pretrain_calibrated(
             stacklevel=5,  # the user's pretrain, through sktime's public method
         )
         plan = panel.spec.plan(AUTO_CALIBRATION_FRACTION)
-        net = train_on(every, "train")
+        net = train(windows(own_share(np.arange(n), n), "train"))
         return net, calibrate(forecasts(net, every, "calibrate"), n_channels)
     plan = panel.spec.plan()
+    folds = np.random.default_rng(seed).permutation(n) % N_FOLDS
+    training: dict[int | None, WindowSource] = {}  # each fold's, cut once where counted
 
-    n_scored = calibration_folds
-    if n_scored == "auto":
-        n_scored = N_FOLDS
-    most = -(-_MAX_HELD_OUT_WINDOWS // n_scored)
+    def training_windows(fold: int | None) -> WindowSource:
+        """The training windows of the network that holds ``fold`` out (``None``: none),
+        of this process's share of the series; given once."""
+        if fold in training:
+            return training.pop(fold)
+        series = every if fold is None else folds != fold
+        return windows(own_share(np.flatnonzero(series), n), "all")
+
+    if calibration_folds == "auto":
+        training.update((f, training_windows(f)) for f in range(N_FOLDS))
+        rows = [rows_per_process(training[f].n_windows) for f in range(N_FOLDS)]
+        scored, final = auto_scored_folds(rows, budget), True
+    else:
+        scored, final = list(range(calibration_folds)), calibration_folds > 1
+    most = -(-_MAX_HELD_OUT_WINDOWS // len(scored))
     return calibrate_across_series(
-        n,
         N_FOLDS,
-        n_scored,
-        seed,
-        lambda series: train_on(series, "all"),
-        lambda net, series: forecasts(net, series, "held_out", most),
+        scored,
+        final,
+        lambda fold: train(training_windows(fold)),
+        lambda net, fold: forecasts(net, folds == fold, "held_out", most),
         n_channels,
     )
+
+
+def auto_scored_folds(rows: Sequence[int], budget: Callable[[int], Budget]) -> list[int]:
+    """The folds ``calibration_folds="auto"`` scores, given how many windows each fold's
+    network would train on (``rows``) and a training's budget on so many (``budget``):
+    every fold, or only the one whose network trains on the most windows where that
+    training grows (see :func:`~levy_sklearn.training.training_budget`) over at least
+    ``2 * N_FOLDS`` epochs.
+
+    The one grown network then steps through at least ``max_epochs / 2`` times
+    ``max_steps`` batches, as many as the ``N_FOLDS`` networks that did not grow could at
+    most: the cost of pretraining never falls as the panel grows, and large panels train
+    two networks, not six.
+
+    Examples
+    --------
+    >>> from functools import partial
+    >>> from levy_sklearn.training import training_budget
+    >>> budget = partial(training_budget, batch_size=32, lr=0.01, max_epochs=10,
+    ...                  max_steps=500, grow=True)
+    >>> auto_scored_folds([7000, 7900, 7500, 7100, 7300], budget)  # none grows
+    [0, 1, 2, 3, 4]
+    >>> auto_scored_folds([7900, 8100, 7500, 7100, 7300], budget)  # fold 1's grows
+    [1]
+    """
+    largest = int(np.argmax(rows))
+    steps = budget(rows[largest])
+    if steps.grown and steps.epochs >= 2 * N_FOLDS:
+        return [largest]
+    return list(range(len(rows)))

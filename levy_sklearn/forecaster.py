@@ -177,8 +177,10 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ``pretrain``, any share > 0 calibrates on the whole (unseen) series, only widening σ.
     calibration_folds : int in [1, 5] or "auto", default="auto"
         ``pretrain`` calibrates σ on this many of five seeded folds of whole series, each
-        forecast by a network trained without it; ``"auto"``: 5 (each training within
-        ``max_steps``, so the cost never falls as the panel grows).
+        forecast by a network trained without it; with more than one, a last network learns
+        from every series. ``"auto"``: all 5 and the last network, or where the fold
+        networks' data outgrow ``max_steps`` (their batch grows) one fold and the last
+        network, so the cost never falls as the panel grows.
     observation_dropout : float, default=0.3
         Share of training windows thinned at random, and as many extra windows cut with a
         gap or hole, so that sparse histories get the larger σ they deserve.
@@ -562,7 +564,8 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         """``windows -> network`` trained afresh under these hyperparameters on windows of
         ``panel`` (see :func:`~levy_sklearn._series_training.train_network`; its series
         choose the calendar's harmonics): ``n_channels`` forecast channels (``y``'s) and
-        ``n_inputs`` input channels after them (``X``'s)."""
+        ``n_inputs`` input channels after them (``X``'s); and ``n_windows -> budget``, the
+        budget of such a training (see :meth:`_budget`)."""
         network_spec = partial(
             self._network_spec,
             n_channels + n_inputs,
@@ -571,12 +574,17 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             level_gain=self.level_gain,
         )
         harmonics = calendar_harmonics(panel.spec.axis, panel.times, panel.values)
-        training_spec = partial(
-            self._training_spec, seed, batch_size=training_batch_size(self.batch_size, harmonics)
+        batch_size = training_batch_size(self.batch_size, harmonics)
+        training_spec = partial(self._training_spec, seed, batch_size=batch_size)
+        train = partial(
+            train_network,
+            panel.spec,
+            seed=seed,
+            network_spec=network_spec,
+            training_spec=training_spec,
+            harmonics=harmonics,
         )
-        return lambda windows: train_network(
-            panel.spec, windows, seed, network_spec, training_spec, harmonics
-        )
+        return train, partial(self._budget, batch_size=batch_size)
 
     def _pretrained_scaling(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The pretraining panel's channel standardisation after ``pretrain``, else ``None``."""
@@ -738,7 +746,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             panel,
             self.calibration_folds,
             seed,
-            self._trainer(panel, len(columns), seed, n_inputs),
+            *self._trainer(panel, len(columns), seed, n_inputs),
         )
         # Written together once training succeeded: an interrupted pretrain leaves none.
         self.pretrained_time_unit_ = panel.spec.axis.unit
@@ -764,6 +772,12 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
             y = in_order(y, self.pretrained_columns_, "The pretraining panel")
         self._check_params()
         seed = self._seed()
+        # The batch of the pretraining's own "auto": its network carries the calendar's
+        # harmonics where it chose any.
+        batch_size = training_batch_size(
+            self.batch_size, len(self.pretrained_net_.module_.calendar_periods)
+        )
+        budget = partial(self._budget, batch_size=batch_size)
         net, self.pretrained_calibration_ = pretrain_calibrated(
             self._pretraining_panel(y, X)[0],
             self.calibration_folds,
@@ -772,16 +786,10 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
                 continue_network,
                 self.pretrained_net_,
                 seed=seed,
-                # The batch of the pretraining's own "auto": its network carries the
-                # calendar's harmonics where it chose any.
-                budget=partial(
-                    self._budget,
-                    batch_size=training_batch_size(
-                        self.batch_size, len(self.pretrained_net_.module_.calendar_periods)
-                    ),
-                ),
+                budget=budget,
                 verbose=self.verbose,
             ),
+            budget,
         )
         self.pretrained_net_ = net
         return self
@@ -876,7 +884,7 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
         ranked = panel.in_key_order([key for key, _ in series])  # trained in the keys' order
         if pretrained is None:
             windows = plan.source(ranked.times, ranked.values, "train", seed, inputs=ranked.inputs)
-            self.net_ = self._trainer(ranked, self.n_channels_, seed, n_inputs)(windows)
+            self.net_ = self._trainer(ranked, self.n_channels_, seed, n_inputs)[0](windows)
             self.calibration_ = calibrated_on(self.net_, plan, ranked, "calibrate", seed)
         else:
             # Zero-shot: pretrain's calibration across subjects; a series' own only widens it.

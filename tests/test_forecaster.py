@@ -468,6 +468,34 @@ def test_pretrain_calibrates_on_held_out_folds_of_series(monkeypatch, one_fold_c
     assert counts[-1] == pytest.approx(n_scored * one_fold_calibration, rel=0.2)
 
 
+@pytest.mark.parametrize("max_epochs, n_scored", [(10, 1), (9, 5)])
+def test_auto_scores_one_fold_where_the_fold_networks_outgrow_max_steps(
+    monkeypatch, one_fold_calibration, max_epochs, n_scored
+):
+    """Where the fold networks' windows are too many for two passes within max_steps (their
+    batch grows) over ten epochs or more, "auto" scores one fold (the fold network with the
+    most windows) and a last network learns from every series; over fewer epochs a grown
+    network costs less than five that did not grow, and every fold is scored."""
+    import levy_sklearn._series_training as module
+
+    rows = []  # training windows of each network trained
+
+    def spy(net, windows, targets, seed):
+        rows.append(len(windows))
+        return fit(net, windows, targets, seed)
+
+    fit = module.fit_levy_net
+    monkeypatch.setattr(module, "fit_levy_net", spy)
+    counts = held_out_count(monkeypatch)
+    params = {**TINY_FC, "max_epochs": max_epochs, "batch_size": 8, "max_steps": 4}
+    panel = sine_panel(n_series=10, seed=1)  # hundreds of windows: a grown batch of 64
+    f = LevyForecaster(**params).pretrain(panel)
+    assert f.pretrained_net_.batch_size == 64
+    assert len(rows) == n_scored + 1
+    assert rows[:-1] == [round(0.8 * rows[-1])] * n_scored  # fold networks, then all series
+    assert counts[-1] == pytest.approx(n_scored * one_fold_calibration, rel=0.2)
+
+
 def test_pretrain_scores_a_seeded_share_of_held_out_windows_above_its_cap(monkeypatch):
     """Above the cap on held-out windows, pretrain scores that many over its folds (an
     equal share each), every held-out subject its share of them, spread over its cutoffs
@@ -1025,10 +1053,11 @@ def test_max_steps_bounds_pretraining_below_one_epoch():
 
 
 def test_pretraining_cost_never_falls_as_the_panel_grows(monkeypatch):
-    """calibration_folds="auto" cross-fits every fold whatever the panel's size, each
-    training within max_steps: a panel one subject larger trains as many networks, each
-    as long or longer, where a fold count that fell at a size made the larger panel train
-    one network where the smaller trained six."""
+    """calibration_folds="auto" cross-fits every fold whatever the panel's number of
+    subjects, each training within max_steps: a panel one subject larger trains as many
+    networks, each as long or longer, where a fold count that fell at a number of subjects
+    made the larger panel train one network where the smaller trained six (where the
+    windows outgrow max_steps instead, see the rows stepped through in test_training)."""
     import levy_sklearn._series_training as module
 
     steps = []  # optimizer steps of each network trained

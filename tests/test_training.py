@@ -455,6 +455,38 @@ def test_the_forecasters_training_grows_with_the_data_and_keeps_within_max_steps
         assert min(b / a for a, b in itertools.pairwise(whole)) < 0.7  # whole epochs: a third
 
 
+def _rows_stepped(n_rows, batch, max_epochs, max_steps):
+    b = training.training_budget(n_rows, batch, 0.01, max_epochs, max_steps, grow=True)
+    return b.epochs * (n_rows if b.rows is None else b.rows)
+
+
+@pytest.mark.parametrize(
+    "max_epochs, max_steps, batch", [(10, 500, 32), (10, 500, 16), (30, 1500, 32), (5, 500, 32)]
+)
+def test_a_pretrainings_cost_never_falls_as_its_windows_grow(max_epochs, max_steps, batch):
+    # Rows stepped through by every network of a pretraining (calibration_folds="auto")
+    # whose windows fall into five folds, against every third size up to 100,000 windows:
+    # never falling by more than each network's rounding (a batch an epoch, as one fit's),
+    # where returning the one scored fold's network (no last network) would fall by over
+    # a third where the fold networks grow.
+    from levy_sklearn._series_training import N_FOLDS, auto_scored_folds
+
+    def budget(n_rows):
+        return training.training_budget(n_rows, batch, 0.01, max_epochs, max_steps, grow=True)
+
+    costs, without_last = [], []
+    for n in range(1, 100_000, 3):
+        rows = [n - (n + fold) // N_FOLDS for fold in range(N_FOLDS)]  # each fold's training
+        scored = auto_scored_folds(rows, budget)
+        folds = sum(_rows_stepped(rows[f], batch, max_epochs, max_steps) for f in scored)
+        costs.append(_rows_stepped(n, batch, max_epochs, max_steps) + folds)
+        without_last.append(folds if len(scored) == 1 else costs[-1])
+    falls = [(a - b) / batch for a, b in itertools.pairwise(costs) if b < a]
+    assert max(falls, default=0) <= (N_FOLDS + 1) * max_epochs
+    worst = min(b / a for a, b in itertools.pairwise(without_last))
+    assert worst < 2 / 3 if max_epochs >= 2 * N_FOLDS else worst > 0.99
+
+
 def test_pretraining_update_continues_every_epoch_at_the_grown_batch():
     f = LevyForecaster(**LARGE_FOR_ITS_BUDGET).pretrain(small_panel())
     before = len(f.pretrained_net_.history)

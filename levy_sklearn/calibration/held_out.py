@@ -6,7 +6,7 @@ of windows it never trained on (:func:`held_out_forecasts`), pooled and calibrat
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -110,30 +110,30 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
 
 
 def calibrate_across_series(
-    n_series: int,
     n_folds: int,
-    n_scored: int,
-    seed: int,
-    train: Callable[[np.ndarray], LevyNeuralNet],
-    score: Callable[[LevyNeuralNet, np.ndarray], list[tuple[np.ndarray, ...]]],
+    scored: Sequence[int],
+    final: bool,
+    train: Callable[[int | None], LevyNeuralNet],
+    score: Callable[[LevyNeuralNet, int], list[tuple[np.ndarray, ...]]],
     n_channels: int,
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     """A network and its calibration on series it never saw (cross-fitting over series).
 
-    The series are dealt into ``n_folds`` seeded folds; each of the first ``n_scored`` is
-    forecast (``score(net, in_fold)``: a list of :func:`held_out_forecasts`, one per chunk
-    of windows) by a network trained
-    without it (``train(in_training)``, both boolean masks over the series). With one
-    scored fold that network is the one returned; with more, a last one learns from every
-    series. Series, not time points, are held out: a new subject is exchangeable with the
-    held-out subjects, not with later points of subjects seen in training."""
-    folds = np.random.default_rng(seed).permutation(n_series) % n_folds
+    Each fold of series in ``scored`` (numbers among ``n_folds``) is forecast
+    (``score(net, fold)``: a list of :func:`held_out_forecasts`, one per chunk of windows)
+    by a network trained on every other fold (``train(fold)``). With ``final`` a last
+    network learns from every series (``train(None)``) and is the one returned; without it,
+    the one scored fold's network. Series, not time points, are held out: a new subject is
+    exchangeable with the held-out subjects, not with later points of subjects seen in
+    training."""
+    if not final and len(scored) != 1:
+        raise ValueError(f"Without a final network one fold is scored, not {len(scored)}.")
     parts = []
-    for fold in range(n_scored):
+    for fold in scored:
         with progress_label(f"fold {fold + 1}/{n_folds} held out"):
-            net = train(folds != fold)
-        parts.extend(score(net, folds == fold))
-    if n_scored > 1:
+            net = train(fold)
+        parts.extend(score(net, fold))
+    if final:
         with progress_label("all series"):
-            net = train(np.ones(n_series, bool))
+            net = train(None)
     return net, calibrate(parts, n_channels)

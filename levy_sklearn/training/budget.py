@@ -28,6 +28,9 @@ class Budget:
     lr: float
     #: Rows each epoch draws (seeded, without replacement); ``None``: every row.
     rows: int | None = None
+    #: Whether the data were too large for two passes within ``max_steps``, so that the
+    #: batch and learning rate grew (``grow=True`` in :func:`training_budget`).
+    grown: bool = False
 
 
 def training_budget(
@@ -91,11 +94,11 @@ def training_budget(
     >>> training_budget(5000, 64, 0.01, max_epochs=40, max_steps=1000).epochs  # 79 steps each
     12
     >>> training_budget(5344, 32, 0.01, max_epochs=10, max_steps=500)  # 2 epochs: 334 steps
-    Budget(epochs=2, batch_size=32, lr=0.01, rows=None)
+    Budget(epochs=2, batch_size=32, lr=0.01, rows=None, grown=False)
     >>> training_budget(5344, 32, 0.01, max_epochs=10, max_steps=500, grow=True)  # 3 x 166
-    Budget(epochs=3, batch_size=32, lr=0.01, rows=5312)
+    Budget(epochs=3, batch_size=32, lr=0.01, rows=5312, grown=False)
     >>> training_budget(40000, 32, 0.01, max_epochs=10, max_steps=500, grow=True)
-    Budget(epochs=10, batch_size=256, lr=0.02, rows=None)
+    Budget(epochs=10, batch_size=256, lr=0.02, rows=None, grown=True)
     >>> training_budget(10**6, 32, 0.01, max_epochs=10, max_steps=500, grow=True).rows
     128000
     """
@@ -104,7 +107,8 @@ def training_budget(
     n_train = n_rows - math.ceil(validation_fraction * n_rows)
     steps_per_epoch = max(1, math.ceil(n_train / batch_size))
     epochs = max(1, min(max_epochs, max_steps // steps_per_epoch))
-    if grow and epochs < min(2, max_epochs):
+    grown = grow and epochs < min(2, max_epochs)
+    if grown:
         epochs = max_epochs
         batch_size, lr = LARGE_DATA_BATCH_GROWTH * batch_size, LARGE_DATA_LR_GROWTH * lr
     elif grow and epochs < max_epochs and epochs * n_train < max_steps * batch_size:
@@ -114,5 +118,5 @@ def training_budget(
         rows = max_steps // epochs * batch_size
         return Budget(epochs, batch_size, lr, rows if rows < n_train else None)
     if math.ceil(n_train / batch_size) > max_steps:  # not one whole pass within max_steps
-        return Budget(epochs, batch_size, lr, max_steps * batch_size)
-    return Budget(epochs, batch_size, lr)
+        return Budget(epochs, batch_size, lr, max_steps * batch_size, grown)
+    return Budget(epochs, batch_size, lr, grown=grown)
