@@ -51,10 +51,12 @@ from .windows import WindowPlan, WindowSource, calibration_start
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
 # never saw; the pretrained network learns from all of them. calibration_folds="auto" scores
 # every fold (cross-fitting) until the fold networks' data outgrow max_steps, then one
-# (auto_scored_folds): a panel's cost never falls as it grows, where a fold count set by the
-# number of series made a larger panel train faster than a smaller one, and the five grown
-# fold networks that large panels would train cost five times one for a calibration that
-# rests on thousands of held-out windows either way.
+# (auto_scored_folds): the windows a pretraining steps through never fall as the panel
+# grows, where a fold count set by the number of series made a larger panel train one
+# network where the smaller trained six, and five grown fold networks would cost large
+# panels five times one for a calibration that rests on thousands of held-out windows either
+# way. Its CPU time still falls at the switch (a grown batch steps through windows faster):
+# by a third on the panel of benchmarks/results/scale_notes.md.
 N_FOLDS = 5
 MIN_PANEL_TO_HOLD_OUT = 5
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
@@ -887,8 +889,9 @@ def auto_scored_folds(rows: Sequence[int], budget: Callable[[int], Budget]) -> l
 
     The one grown network then steps through at least ``max_epochs / 2`` times
     ``max_steps`` batches, as many as the ``N_FOLDS`` networks that did not grow could at
-    most: the cost of pretraining never falls as the panel grows, and large panels train
-    two networks, not six.
+    most: the windows a pretraining steps through never fall as the panel grows (its time
+    can: a grown batch steps through them faster), and large panels train two networks,
+    not six.
 
     Examples
     --------
