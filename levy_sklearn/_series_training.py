@@ -49,11 +49,11 @@ from .windows import WindowPlan, WindowSource, calibration_start
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
-# never saw; the pretrained network learns from all of them. calibration_folds="auto" scores
+# never saw; under "auto" the pretrained network learns from all of them. "auto" scores
 # every fold (cross-fitting) until the fold networks' data outgrow max_steps, then one
 # (auto_scored_folds): the windows a pretraining steps through never fall as the panel
-# grows, where a fold count set by the number of series made a larger panel train one
-# network where the smaller trained six, and five grown fold networks would cost large
+# grows, where a fold count set by the number of series would make a larger panel train one
+# network where a smaller one trains six, and five grown fold networks would cost large
 # panels five times one for a calibration that rests on thousands of held-out windows either
 # way. Its CPU time still falls at the switch (a grown batch steps through windows faster):
 # by a third on the panel of benchmarks/results/scale_notes.md.

@@ -1056,7 +1056,7 @@ def test_pretraining_cost_never_falls_as_the_panel_grows(monkeypatch):
     """calibration_folds="auto" cross-fits every fold whatever the panel's number of
     subjects, each training within max_steps: a panel one subject larger trains as many
     networks, each as long or longer, where a fold count that fell at a number of subjects
-    made the larger panel train one network where the smaller trained six (where the
+    would make the larger panel train one network where the smaller trains six (where the
     windows outgrow max_steps instead, see the rows stepped through in test_training)."""
     import levy_sklearn._series_training as module
 
