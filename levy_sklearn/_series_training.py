@@ -853,7 +853,7 @@ def _pretrain_calibrated(
         return net, calibrate(forecasts(net, every, "calibrate"), n_channels)
     plan = panel.spec.plan()
     folds = np.random.default_rng(seed).permutation(n) % N_FOLDS
-    training: dict[int | None, WindowSource] = {}  # each fold's, cut once where counted
+    training: dict[int | None, WindowSource] = {}  # indexed once where counted, then trained
 
     def training_windows(fold: int | None) -> WindowSource:
         """The training windows of the network that holds ``fold`` out (``None``: none),
