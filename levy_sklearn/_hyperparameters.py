@@ -276,10 +276,12 @@ class LevyHyperparameters:
     def _training_spec(self, seed: int, n_rows: int, **resolved: Any) -> TrainingSpec:
         """The training run of one fit on ``n_rows`` rows (windows): the shared
         hyperparameters within the budget of :meth:`_budget`, and ``resolved`` (the
-        front-end's recipe and decisions, e.g. no validation split on too few rows, or the
-        batch size its ``"auto"`` resolved to)."""
+        front-end's recipe and decisions, e.g. no validation split on too few rows, the
+        batch size its ``"auto"`` resolved to, or ``steps_of``: train as long as on so many
+        rows)."""
         validation_fraction = resolved.pop("validation_fraction", self.validation_fraction)
-        budget = self._budget(n_rows, validation_fraction, resolved.pop("batch_size", None))
+        batch_size, steps_of = resolved.pop("batch_size", None), resolved.pop("steps_of", None)
+        budget = self._budget(n_rows, validation_fraction, batch_size, steps_of)
         return TrainingSpec(
             loss=self.loss,
             lr=budget.lr,
@@ -300,13 +302,14 @@ class LevyHyperparameters:
         n_rows: int,
         validation_fraction: float | None = None,
         batch_size: int | None = None,
+        steps_of: int | None = None,
     ) -> Budget:
         """Epochs, batch size and learning rate of a fit or further training on ``n_rows``
         rows (windows), with this ``validation_fraction`` held out (the hyperparameter's by
         default) at this ``batch_size`` (the hyperparameter's by default; a front-end
         resolves its ``"auto"``): ``max_epochs`` within ``max_steps``, grown on large data
-        where the front-end's :attr:`_grows_on_large_data` says so (see
-        :func:`~levy_sklearn.training.training_budget`)."""
+        where the front-end's :attr:`_grows_on_large_data` says so, as long as on
+        ``steps_of`` rows where given (see :func:`~levy_sklearn.training.training_budget`)."""
         if validation_fraction is None:
             validation_fraction = self.validation_fraction
         return training_budget(
@@ -317,6 +320,7 @@ class LevyHyperparameters:
             self.max_steps,
             validation_fraction,
             grow=self._grows_on_large_data,
+            steps_of=steps_of,
         )
 
     def _seed(self) -> int:

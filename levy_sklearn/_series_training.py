@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
@@ -49,14 +49,13 @@ from .windows import WindowPlan, WindowSource, calibration_start
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
-# never saw; under "auto" the pretrained network learns from all of them. "auto" scores
-# every fold (cross-fitting) until the fold networks' data outgrow max_steps, then one
-# (auto_scored_folds): the windows a pretraining steps through never fall as the panel
-# grows, where a fold count set by the number of series would make a larger panel train one
-# network where a smaller one trains six, and five grown fold networks would cost large
-# panels five times one for a calibration that rests on thousands of held-out windows either
-# way. Its CPU time still falls at the switch (a grown batch steps through windows faster):
-# by a third on the panel of benchmarks/results/scale_notes.md.
+# never saw; with more than one fold scored, the pretrained network learns from all of them.
+# "auto" scores every fold at every size, so the cost grows with the panel and never jumps
+# down at a threshold (one scored fold where the fold networks grew saved two thirds of the
+# time on large panels, but pretraining a panel then took a third less time than one a
+# series smaller: benchmarks/results/scale_notes.md). Where the fold networks grew (their
+# batch: training.training_budget), the last network steps as long as the largest of them,
+# not a quarter longer: σ is calibrated on networks trained as long as the one it serves.
 N_FOLDS = 5
 MIN_PANEL_TO_HOLD_OUT = 5
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
@@ -648,13 +647,15 @@ def train_network(
     network_spec: Callable[..., NetworkSpec],
     training_spec: Callable[..., TrainingSpec],
     harmonics: int = 0,
+    steps_of: int | None = None,
 ) -> LevyNeuralNet:
     """Build the network for ``spec`` and train it on ``windows`` (cut batch by batch as
     training draws them, see :func:`window_dataset`): windowed heads start with
     half the context as look-back, the autoregression has ``spec.lags`` lags and a weight
     per time unit of the horizon, and learns faster where the windows' season is removed;
     the time encoding carries ``harmonics`` harmonics of each calendar phase (see
-    :func:`calendar_harmonics`; 0: no calendar).
+    :func:`calendar_harmonics`; 0: no calendar); with ``steps_of``, as long as a training
+    on so many windows (see :func:`~levy_sklearn.training.training_budget`).
 
     ``network_spec(**resolved)`` and ``training_spec(n_rows, **resolved)`` complete the
     front-end's hyperparameters with what the series resolved (``n_rows``: the windows, or
@@ -682,6 +683,7 @@ def train_network(
         ),
         training_spec(
             rows_per_process(windows.n_windows),
+            steps_of=steps_of,
             recipe="windows",
             lags_lr=_SEASONAL_LAGS_LR if axis.removes_season() and not spec.echoes() else 1.0,
         ),
@@ -740,14 +742,17 @@ def continue_network(
     net: LevyNeuralNet,
     windows: WindowSource,
     seed: int,
-    budget: Callable[[int], Budget],
+    budget: Callable[..., Budget],
     verbose: int,
+    steps_of: int | None = None,
 ) -> LevyNeuralNet:
     """A copy of ``net`` trained further on ``windows`` for the epochs and at the batch size
     that ``budget(n_windows)`` gives (the front-end's ``max_epochs`` within its
     ``max_steps``; the learning rate stays ``net``'s; ``n_windows``: one process's share in
-    a data-parallel pretraining): an interrupted update leaves ``net`` as it was."""
-    steps = budget(rows_per_process(windows.n_windows))
+    a data-parallel pretraining; ``steps_of``: as long as on so many, see
+    :func:`~levy_sklearn.training.training_budget`): an interrupted update leaves ``net`` as
+    it was."""
+    steps = budget(rows_per_process(windows.n_windows), steps_of=steps_of)
     return continue_levy_net(
         net,
         window_dataset(windows, steps.epochs),
@@ -764,13 +769,14 @@ def pretrain_calibrated(
     panel: Panel,
     calibration_folds: int | str,
     seed: int,
-    train: Callable[[WindowSource], LevyNeuralNet],
+    train: Callable[..., LevyNeuralNet],
     budget: Callable[[int], Budget],
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     """The pretrained network and its calibration across subjects (``calibration_folds``,
-    see :func:`~levy_sklearn.calibration.held_out.calibrate_across_series` and, for
-    ``"auto"``, :func:`auto_scored_folds`; ``train`` makes a network from windows and
-    ``budget`` gives its training's budget on so many of them), with the population's spread
+    ``"auto"``: all :data:`N_FOLDS`, see
+    :func:`~levy_sklearn.calibration.held_out.calibrate_across_series`; ``train(windows,
+    steps_of=...)`` makes a network from windows and ``budget`` gives its training's budget
+    on so many of them), with the population's spread
     for channels a new subject has never shown
     (:func:`~levy_sklearn.calibration.population_spread`). A panel too small to hold series
     out is calibrated on the last tenth of each series' span, with a warning
@@ -805,7 +811,7 @@ def _pretrain_calibrated(
     panel: Panel,
     calibration_folds: int | str,
     seed: int,
-    train: Callable[[WindowSource], LevyNeuralNet],
+    train: Callable[..., LevyNeuralNet],
     budget: Callable[[int], Budget],
 ) -> tuple[LevyNeuralNet, LeadCalibration]:
     n, n_channels = len(panel.times), panel.mean.size
@@ -863,49 +869,19 @@ def _pretrain_calibrated(
         series = every if fold is None else folds != fold
         return windows(own_share(np.flatnonzero(series), n), "all")
 
-    if calibration_folds == "auto":
-        training.update((f, training_windows(f)) for f in range(N_FOLDS))
-        rows = [rows_per_process(training[f].n_windows) for f in range(N_FOLDS)]
-        scored, final = auto_scored_folds(rows, budget), True
-    else:
-        scored, final = list(range(calibration_folds)), calibration_folds > 1
+    scored = list(range(N_FOLDS if calibration_folds == "auto" else calibration_folds))
+    final, steps_of = len(scored) > 1, None
+    if final:
+        training.update((f, training_windows(f)) for f in scored)
+        largest = max(rows_per_process(training[f].n_windows) for f in scored)
+        if budget(largest).grown:  # the last network steps as long as a fold network
+            steps_of = largest
     most = -(-_MAX_HELD_OUT_WINDOWS // len(scored))
     return calibrate_across_series(
         N_FOLDS,
         scored,
         final,
-        lambda fold: train(training_windows(fold)),
+        lambda fold: train(training_windows(fold), steps_of=steps_of if fold is None else None),
         lambda net, fold: forecasts(net, folds == fold, "held_out", most),
         n_channels,
     )
-
-
-def auto_scored_folds(rows: Sequence[int], budget: Callable[[int], Budget]) -> list[int]:
-    """The folds ``calibration_folds="auto"`` scores, given how many windows each fold's
-    network would train on (``rows``) and a training's budget on so many (``budget``):
-    every fold, or only the one whose network trains on the most windows where that
-    training grows (see :func:`~levy_sklearn.training.training_budget`) over at least
-    ``2 * N_FOLDS`` epochs.
-
-    The one grown network then steps through at least ``max_epochs / 2`` times
-    ``max_steps`` batches, as many as the ``N_FOLDS`` networks that did not grow could at
-    most: the windows a pretraining steps through never fall as the panel grows (its time
-    can: a grown batch steps through them faster), and large panels train two networks,
-    not six.
-
-    Examples
-    --------
-    >>> from functools import partial
-    >>> from levy_sklearn.training import training_budget
-    >>> budget = partial(training_budget, batch_size=32, lr=0.01, max_epochs=10,
-    ...                  max_steps=500, grow=True)
-    >>> auto_scored_folds([7000, 7900, 7500, 7100, 7300], budget)  # none grows
-    [0, 1, 2, 3, 4]
-    >>> auto_scored_folds([7900, 8100, 7500, 7100, 7300], budget)  # fold 1's grows
-    [1]
-    """
-    largest = int(np.argmax(rows))
-    steps = budget(rows[largest])
-    if steps.grown and steps.epochs >= 2 * N_FOLDS:
-        return [largest]
-    return list(range(len(rows)))

@@ -468,31 +468,35 @@ def test_pretrain_calibrates_on_held_out_folds_of_series(monkeypatch, one_fold_c
     assert counts[-1] == pytest.approx(n_scored * one_fold_calibration, rel=0.2)
 
 
-@pytest.mark.parametrize("max_epochs, n_scored", [(10, 1), (9, 5)])
-def test_auto_scores_one_fold_where_the_fold_networks_outgrow_max_steps(
-    monkeypatch, one_fold_calibration, max_epochs, n_scored
+@pytest.mark.parametrize("folds", [3, "auto"])
+def test_the_last_network_steps_as_long_as_the_fold_networks_where_they_grew(
+    monkeypatch, one_fold_calibration, folds
 ):
     """Where the fold networks' windows are too many for two passes within max_steps (their
-    batch grows) over ten epochs or more, "auto" scores one fold (the fold network with the
-    most windows) and a last network learns from every series; over fewer epochs a grown
-    network costs less than five that did not grow, and every fold is scored."""
+    batch grows), every fold is still scored (the cost never falls as a panel grows) and the
+    network that learns from every series takes as many optimizer steps as the largest fold
+    network, not a quarter more: σ is calibrated on networks trained as long as it is."""
     import levy_sklearn._series_training as module
 
-    rows = []  # training windows of each network trained
+    rows, steps = [], []  # training windows and optimizer steps of each network trained
 
     def spy(net, windows, targets, seed):
         rows.append(len(windows))
-        return fit(net, windows, targets, seed)
+        net = fit(net, windows, targets, seed)
+        steps.append(sum("train_loss" in b for epoch in net.history for b in epoch["batches"]))
+        return net
 
     fit = module.fit_levy_net
     monkeypatch.setattr(module, "fit_levy_net", spy)
     counts = held_out_count(monkeypatch)
-    params = {**TINY_FC, "max_epochs": max_epochs, "batch_size": 8, "max_steps": 4}
+    params = {**TINY_FC, "max_epochs": 10, "batch_size": 8, "max_steps": 4}
     panel = sine_panel(n_series=10, seed=1)  # hundreds of windows: a grown batch of 64
-    f = LevyForecaster(**params).pretrain(panel)
+    f = LevyForecaster(**params, calibration_folds=folds).pretrain(panel)
+    n_scored = 5 if folds == "auto" else folds
     assert f.pretrained_net_.batch_size == 64
-    assert len(rows) == n_scored + 1
     assert rows[:-1] == [round(0.8 * rows[-1])] * n_scored  # fold networks, then all series
+    # All series' network: a quarter more windows, each epoch drawing a fold network's.
+    assert steps[-1] == max(steps[:-1])
     assert counts[-1] == pytest.approx(n_scored * one_fold_calibration, rel=0.2)
 
 

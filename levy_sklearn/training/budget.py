@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["LARGE_DATA_BATCH_GROWTH", "LARGE_DATA_LR_GROWTH", "Budget", "training_budget"]
 
@@ -41,6 +41,7 @@ def training_budget(
     max_steps: int | None,
     validation_fraction: float = 0.0,
     grow: bool = False,
+    steps_of: int | None = None,
 ) -> Budget:
     """The epochs, batch size and learning rate of a fit on ``n_rows`` rows.
 
@@ -81,6 +82,10 @@ def training_budget(
         Share of the rows held out (as skorch's ``ValidSplit`` holds it out).
     grow : bool, default=False
         Whether large data trains longer at a larger batch (see above).
+    steps_of : int, optional
+        Train as long as a fit on this many rows (fewer than ``n_rows``) would: its budget,
+        each epoch drawing as many rows as one of its epochs holds. A network trained on
+        more series then steps as long as the ones it is compared with.
 
     Returns
     -------
@@ -101,7 +106,15 @@ def training_budget(
     Budget(epochs=10, batch_size=256, lr=0.02, rows=None, grown=True)
     >>> training_budget(10**6, 32, 0.01, max_epochs=10, max_steps=500, grow=True).rows
     128000
+    >>> training_budget(50000, 32, 0.01, 10, 500, grow=True, steps_of=40000)  # as on 40,000
+    Budget(epochs=10, batch_size=256, lr=0.02, rows=40000, grown=True)
     """
+    if steps_of is not None and steps_of < n_rows:
+        like = training_budget(
+            steps_of, batch_size, lr, max_epochs, max_steps, validation_fraction, grow
+        )
+        held = steps_of - math.ceil(validation_fraction * steps_of)
+        return replace(like, rows=like.rows or held)
     if max_steps is None:
         return Budget(max_epochs, batch_size, lr)
     n_train = n_rows - math.ceil(validation_fraction * n_rows)
