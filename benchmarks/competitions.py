@@ -77,12 +77,14 @@ Run (peers environment, ``OMP_NUM_THREADS=1``)::
 ``--datasets`` defaults to all three.
 
 Runtime (one thread on a shared 2-core machine, torch 2.13 CPU), CPU s recorded per Levy
-seed (global / zero-shot, fit and predictions; on these panels the network trains all
-``max_epochs`` = 10 passes at 256 windows a step, ``training.training_budget``;
-Intel Xeon, two runs side by side) and for the peers (ETS + Theta + naive / AutoARIMA on
-every series, AMD EPYC): Tourism quarterly 148 / 141 and 26 / 223; Tourism monthly 567 / 506
-and 75 / 1,607; M3 monthly 665 / 623 and 126 / 1,053. Three seeds of everything: about 3
-hours of CPU (the Levy rows 2.2 of it); ``--sktime`` about 20 s.
+seed (fit and predictions; on these panels the network trains all ``max_epochs`` = 10
+passes at 256 windows a step, ``training.training_budget``; the runs in
+``results/competitions_notes.md``): global 306 / 1,197 / 691 on Tourism quarterly /
+Tourism monthly / M3 monthly; zero-shot (five fold networks and the last) about 1,000 on
+Tourism quarterly, about three times the 1,446 / 1,499 of two trainings on the others (not
+run with six); the peers (ETS + Theta + naive / AutoARIMA on every series, AMD EPYC) 26 /
+223, 75 / 1,607 and 126 / 1,053. Three seeds of everything: about 11 hours of CPU;
+``--sktime`` about 20 s.
 """
 
 from __future__ import annotations

@@ -50,12 +50,13 @@ from .windows import WindowPlan, WindowSource, calibration_start
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
 # never saw; with more than one fold scored, the pretrained network learns from all of them.
-# "auto" scores every fold at every size, so the cost grows with the panel and never jumps
-# down at a threshold (one scored fold where the fold networks grew saved two thirds of the
-# time on large panels, but pretraining a panel then took a third less time than one a
-# series smaller: benchmarks/results/scale_notes.md). Where the fold networks grew (their
-# batch: training.training_budget), the last network steps as long as the largest of them,
-# not a quarter longer: σ is calibrated on networks trained as long as the one it serves.
+# "auto" scores every fold at every size, so the cost grows with the panel and never falls
+# at a threshold: scoring fewer folds where the fold networks grow would save up to two
+# thirds of the time on large panels, but a panel would then pretrain in about half the time
+# of one a series smaller (a grown batch steps through windows about twice as fast as the
+# capped ones it replaces; benchmarks/results/scale_notes.md). Where the fold networks grew
+# (their batch: training.training_budget), the last network steps as long as the largest of
+# them, not a quarter longer: σ is calibrated on networks trained as long as the one it serves.
 N_FOLDS = 5
 MIN_PANEL_TO_HOLD_OUT = 5
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
