@@ -474,11 +474,6 @@ def test_a_training_as_long_as_on_fewer_rows_takes_their_steps(grow):
             assert taken == alone and drawn <= n - math.ceil(0.1 * n)
 
 
-def _rows_stepped(n_rows, batch, max_epochs, max_steps):
-    b = training.training_budget(n_rows, batch, 0.01, max_epochs, max_steps, grow=True)
-    return b.epochs * (n_rows if b.rows is None else b.rows)
-
-
 @pytest.mark.parametrize(
     "max_epochs, max_steps, batch, speedup",
     [
