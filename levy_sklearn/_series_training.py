@@ -49,14 +49,17 @@ from .windows import WindowPlan, WindowSource, calibration_start
 
 # pretrain splits a panel of at least MIN_PANEL_TO_HOLD_OUT series into N_FOLDS folds of
 # whole series and calibrates σ on forecasts of held-out folds, subjects the scoring network
-# never saw; with more than one fold scored, the pretrained network learns from all of them.
-# "auto" scores every fold at every size, so the cost grows with the panel and never falls
-# at a threshold: scoring fewer folds where the fold networks grow would save up to two
-# thirds of the time on large panels, but a panel would then pretrain in about half the time
-# of one a series smaller (a grown batch steps through windows about twice as fast as the
-# capped ones it replaces; benchmarks/results/scale_notes.md). Where the fold networks grew
-# (their batch: training.training_budget), the last network steps as long as the largest of
-# them, not a quarter longer: σ is calibrated on networks trained as long as the one it serves.
+# never saw; with more than one fold scored, the pretrained network learns from all of them,
+# until the fold networks' windows outgrow max_steps (their batch grows: training.
+# training_budget). From there the largest fold network is the pretrained one and every fold
+# network steps as long as it: five trainings, not six, σ calibrated on networks trained
+# alike, and a cost that never falls as the panel grows (a grown network steps through its
+# windows for more than 6/5 of a capped one's CPU wherever a grown batch is less than
+# max_epochs · 5/12 times faster per window; about 2.3 here, benchmarks/results/
+# scale_notes.md), where scoring fewer folds would halve it a series further. On the
+# competitions' panels a network from four fifths of the series scored as well as one from
+# all of them on series neither had seen, and better on the series they trained on
+# (benchmarks/results/competitions_notes.md).
 N_FOLDS = 5
 MIN_PANEL_TO_HOLD_OUT = 5
 # calibration_fraction="auto": hold out this share of each series' span when it holds at least
@@ -871,18 +874,22 @@ def _pretrain_calibrated(
         return windows(own_share(np.flatnonzero(series), n), "all")
 
     scored = list(range(N_FOLDS if calibration_folds == "auto" else calibration_folds))
-    final, steps_of = len(scored) > 1, None
-    if final:
-        training.update((f, training_windows(f)) for f in scored)
-        largest = max(rows_per_process(training[f].n_windows) for f in scored)
-        if budget(largest).grown:  # the last network steps as long as a fold network
-            steps_of = largest
+    returned, steps_of = scored[0] if len(scored) == 1 else None, None
+    if len(scored) > 1:
+        training.update((f, training_windows(f)) for f in [*scored, None])
+        rows = {f: rows_per_process(training[f].n_windows) for f in training}
+        largest = max(scored, key=rows.__getitem__)
+        if budget(rows[None]).grown:  # every network steps as long as the largest fold's
+            steps_of = rows[largest]
+        if budget(rows[largest]).grown:  # which is then the pretrained one
+            returned = largest
+            del training[None]
     most = -(-_MAX_HELD_OUT_WINDOWS // len(scored))
     return calibrate_across_series(
         N_FOLDS,
         scored,
-        final,
-        lambda fold: train(training_windows(fold), steps_of=steps_of if fold is None else None),
+        returned,
+        lambda fold: train(training_windows(fold), steps_of=steps_of),
         lambda net, fold: forecasts(net, folds == fold, "held_out", most),
         n_channels,
     )

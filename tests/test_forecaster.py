@@ -469,34 +469,36 @@ def test_pretrain_calibrates_on_held_out_folds_of_series(monkeypatch, one_fold_c
 
 
 @pytest.mark.parametrize("folds", [3, "auto"])
-def test_the_last_network_steps_as_long_as_the_fold_networks_where_they_grew(
+def test_where_the_fold_networks_grew_the_largest_is_pretrained_and_all_step_alike(
     monkeypatch, one_fold_calibration, folds
 ):
     """Where the fold networks' windows are too many for two passes within max_steps (their
-    batch grows), every fold is still scored (the cost never falls as a panel grows) and the
-    network that learns from every series takes as many optimizer steps as the largest fold
-    network, not a quarter more: σ is calibrated on networks trained as long as it is."""
+    batch grows), every fold is still scored (the cost never falls as a panel grows), the
+    fold network with the most windows is the pretrained one (no network on every series),
+    and every fold network takes as many optimizer steps as it: σ is calibrated on networks
+    trained alike."""
     import levy_sklearn._series_training as module
 
-    rows, steps = [], []  # training windows and optimizer steps of each network trained
+    nets, rows, steps = [], [], []  # each network trained, its windows and optimizer steps
 
     def spy(net, windows, targets, seed):
         rows.append(len(windows))
-        net = fit(net, windows, targets, seed)
-        steps.append(sum("train_loss" in b for epoch in net.history for b in epoch["batches"]))
-        return net
+        nets.append(fit(net, windows, targets, seed))
+        steps.append(sum("train_loss" in b for e in nets[-1].history for b in e["batches"]))
+        return nets[-1]
 
     fit = module.fit_levy_net
     monkeypatch.setattr(module, "fit_levy_net", spy)
     counts = held_out_count(monkeypatch)
     params = {**TINY_FC, "max_epochs": 10, "batch_size": 8, "max_steps": 4}
     panel = sine_panel(n_series=10, seed=1)  # hundreds of windows: a grown batch of 64
+    panel = panel.drop(panel.loc["s3"].index[:30].map(lambda t: ("s3", t)))  # folds unequal
     f = LevyForecaster(**params, calibration_folds=folds).pretrain(panel)
     n_scored = 5 if folds == "auto" else folds
+    assert len(rows) == n_scored and len(set(rows)) > 1
+    assert f.pretrained_net_ is nets[int(np.argmax(rows))]
     assert f.pretrained_net_.batch_size == 64
-    assert rows[:-1] == [round(0.8 * rows[-1])] * n_scored  # fold networks, then all series
-    # All series' network: a quarter more windows, each epoch drawing a fold network's.
-    assert steps[-1] == max(steps[:-1])
+    assert steps == [steps[int(np.argmax(rows))]] * n_scored  # fewer windows, as many steps
     assert counts[-1] == pytest.approx(n_scored * one_fold_calibration, rel=0.2)
 
 

@@ -112,7 +112,7 @@ def calibrate(parts: list[tuple[np.ndarray, ...]], n_channels: int) -> LeadCalib
 def calibrate_across_series(
     n_folds: int,
     scored: Sequence[int],
-    final: bool,
+    returned: int | None,
     train: Callable[[int | None], LevyNeuralNet],
     score: Callable[[LevyNeuralNet, int], list[tuple[np.ndarray, ...]]],
     n_channels: int,
@@ -121,19 +121,20 @@ def calibrate_across_series(
 
     Each fold of series in ``scored`` (numbers among ``n_folds``) is forecast
     (``score(net, fold)``: a list of :func:`held_out_forecasts`, one per chunk of windows)
-    by a network trained on every other fold (``train(fold)``). With ``final`` a last
-    network learns from every series (``train(None)``) and is the one returned; without it,
-    the one scored fold's network. Series, not time points, are held out: a new subject is
+    by a network trained on every other fold (``train(fold)``). The network of the scored
+    fold ``returned`` is the one returned; with ``None`` a last network learns from every
+    series (``train(None)``). Series, not time points, are held out: a new subject is
     exchangeable with the held-out subjects, not with later points of subjects seen in
     training."""
-    if not final and len(scored) != 1:
-        raise ValueError(f"Without a final network one fold is scored, not {len(scored)}.")
-    parts = []
+    if returned is not None and returned not in scored:
+        raise ValueError(f"The returned network's fold {returned} is not scored ({scored}).")
+    parts, kept = [], None
     for fold in scored:
         with progress_label(f"fold {fold + 1}/{n_folds} held out"):
             net = train(fold)
         parts.extend(score(net, fold))
-    if final:
+        kept = net if fold == returned else kept
+    if returned is None:
         with progress_label("all series"):
-            net = train(None)
-    return net, calibrate(parts, n_channels)
+            kept = train(None)
+    return kept, calibrate(parts, n_channels)

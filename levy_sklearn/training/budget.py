@@ -83,9 +83,10 @@ def training_budget(
     grow : bool, default=False
         Whether large data trains longer at a larger batch (see above).
     steps_of : int, optional
-        Train as long as a fit on this many rows (fewer than ``n_rows``) would: its budget,
-        each epoch drawing as many rows as one of its epochs holds. A network trained on
-        more series then steps as long as the ones it is compared with.
+        Train as long as a fit on this many rows would: its budget, each epoch drawing as
+        many rows as one of its epochs holds (more than ``n_rows`` holds: every row, then a
+        share of them again, see :func:`epoch_loader`). Networks trained on different
+        shares of a panel then step alike.
 
     Returns
     -------
@@ -108,8 +109,10 @@ def training_budget(
     128000
     >>> training_budget(50000, 32, 0.01, 10, 500, grow=True, steps_of=40000)  # as on 40,000
     Budget(epochs=10, batch_size=256, lr=0.02, rows=40000, grown=True)
+    >>> training_budget(6000, 32, 0.01, 10, 500, grow=True, steps_of=9000).rows  # 9,000 an epoch
+    9000
     """
-    if steps_of is not None and steps_of < n_rows:
+    if steps_of is not None and steps_of != n_rows:
         like = training_budget(
             steps_of, batch_size, lr, max_epochs, max_steps, validation_fraction, grow
         )

@@ -104,9 +104,11 @@ class _FewerRows(RandomSampler):
 
 
 def epoch_loader(dataset: Any, rows: int | None = None, shuffle: bool = False, **kwargs: Any):
-    """skorch's training loader: every row once an epoch (shuffled as torch shuffles), or,
-    with ``rows`` below the data's, that many rows drawn without replacement each epoch,
-    from torch's global random state as shuffling draws: training bounded below one epoch.
+    """skorch's training loader: every row once an epoch (shuffled as torch shuffles), or
+    ``rows`` rows an epoch, from torch's global random state as shuffling draws: below the
+    data's, that many drawn without replacement (training bounded below one epoch); above
+    it, every row once and then a share of them again (a network trained as long as one on
+    more rows, see :func:`training_budget`).
 
     Parameters
     ----------
@@ -125,8 +127,15 @@ def epoch_loader(dataset: Any, rows: int | None = None, shuffle: bool = False, *
     >>> data = TokenDataset({"values": np.zeros((100, 2))}, np.arange(100.0))
     >>> len(epoch_loader(data, rows=30, shuffle=True, batch_size=8))  # 30 rows: 4 steps
     4
+    >>> len(epoch_loader(data, rows=150, shuffle=True, batch_size=50))  # 150 rows: 3 steps
+    3
     """
-    if rows is None or rows >= len(dataset):
+    n = len(dataset)
+    if rows is None or rows == n:
         return DataLoader(dataset, shuffle=shuffle, **kwargs)
-    sampler = _FewerRows(dataset, num_samples=int(rows)) if shuffle else range(int(rows))
+    rows = int(rows)
+    if rows > n:  # torch's sampler draws whole permutations, then part of one
+        sampler = RandomSampler(dataset, num_samples=rows) if shuffle else np.arange(rows) % n
+    else:
+        sampler = _FewerRows(dataset, num_samples=rows) if shuffle else range(rows)
     return DataLoader(dataset, sampler=sampler, **kwargs)
