@@ -178,10 +178,11 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     calibration_folds : int in [1, 5] or "auto", default="auto"
         ``pretrain`` calibrates σ on this many of five seeded folds of whole series, each
         forecast by a network trained without it; with more than one, a last network learns
-        from every series. ``"auto"``: all 5 and the last network (six trainings on every
-        panel: a larger panel never pretrains faster). Where the fold networks' windows
-        outgrow ``max_steps`` (their batch grows), the last network takes as many steps as
-        the largest fold network: σ is calibrated on networks trained as long as it is.
+        from every series. ``"auto"``: all 5 and the last network (six trainings). Where the
+        fold networks' windows outgrow ``max_steps`` (their batch grows), the fold network
+        with the most windows is the pretrained one and every fold network takes as many
+        steps as it (five trainings, σ calibrated on networks trained alike); a larger panel
+        never pretrains faster.
     observation_dropout : float, default=0.3
         Share of training windows thinned at random, and as many extra windows cut with a
         gap or hole, so that sparse histories get the larger σ they deserve.
