@@ -811,6 +811,23 @@ def _check_same_panel(panel: Panel) -> None:
         )
 
 
+def _cross_fitting_budget(
+    training: dict[int | None, WindowSource], scored: list[int], budget: Callable[[int], Budget]
+) -> tuple[int | None, int | None]:
+    """The fold whose network is the pretrained one (``None``: a last network on every
+    series) and the windows every network steps as long as a fit on (``None``: its own),
+    from the ``training`` windows of each scored fold's network and of every series'
+    (``None``, dropped where no last network trains)."""
+    rows = {f: rows_per_process(training[f].n_windows) for f in training}
+    largest = max(scored, key=rows.__getitem__)
+    # Every network steps as long as the largest fold's where the last one would grow...
+    steps_of = rows[largest] if budget(rows[None]).grown else None
+    if not budget(rows[largest]).grown:
+        return None, steps_of
+    del training[None]  # ...and where that one grew too, it is the pretrained one
+    return largest, steps_of
+
+
 def _pretrain_calibrated(
     panel: Panel,
     calibration_folds: int | str,
@@ -877,13 +894,7 @@ def _pretrain_calibrated(
     returned, steps_of = scored[0] if len(scored) == 1 else None, None
     if len(scored) > 1:
         training.update((f, training_windows(f)) for f in [*scored, None])
-        rows = {f: rows_per_process(training[f].n_windows) for f in training}
-        largest = max(scored, key=rows.__getitem__)
-        if budget(rows[None]).grown:  # every network steps as long as the largest fold's
-            steps_of = rows[largest]
-        if budget(rows[largest]).grown:  # which is then the pretrained one
-            returned = largest
-            del training[None]
+        returned, steps_of = _cross_fitting_budget(training, scored, budget)
     most = -(-_MAX_HELD_OUT_WINDOWS // len(scored))
     return calibrate_across_series(
         N_FOLDS,
