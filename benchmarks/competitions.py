@@ -82,9 +82,9 @@ passes at 256 windows a step, ``training.training_budget``; the runs in
 ``results/competitions_notes.md``): global 306 / 1,197 / 691 on Tourism quarterly /
 Tourism monthly / M3 monthly; zero-shot (five grown fold networks, the largest the
 pretrained one) about 1,130 on Tourism quarterly, about 2.5 times the 1,446 / 1,499 of two
-trainings on the others (not run with five); the peers (ETS + Theta + naive / AutoARIMA on every series, AMD EPYC) 26 /
-223, 75 / 1,607 and 126 / 1,053. Three seeds of everything: about 11 hours of CPU;
-``--sktime`` about 20 s.
+trainings on the others (not run with five); the peers (ETS + Theta + naive / AutoARIMA on
+every series, AMD EPYC) 26 / 223, 75 / 1,607 and 126 / 1,053. Three seeds of everything:
+about 11 hours of CPU; ``--sktime`` about 20 s.
 """
 
 from __future__ import annotations
