@@ -48,6 +48,32 @@ def outcome(forecaster):
     }
 
 
+def unequal(y):
+    """``y`` with its fourth patient cut to its last twentieth: folds of unequal windows."""
+    patient = y.index.get_level_values(0).unique()[3]
+    cut = y.loc[patient].index[: int(0.95 * len(y.loc[patient]))]
+    return y.drop(cut.map(lambda t: (patient, t)))
+
+
+def fold_steps(y, **params):
+    """The optimizer steps of the first epoch of each network a pretrain trains."""
+    import levy_sklearn._series_training as module
+
+    fit, steps = module.fit_levy_net, []
+
+    def spy(net, windows, targets, seed):
+        net = fit(net, windows, targets, seed)
+        steps.append(len(net.history[0, "batches"]))
+        return net
+
+    module.fit_levy_net = spy
+    try:
+        pretrained(y, **params)
+    finally:
+        module.fit_levy_net = fit
+    return steps
+
+
 def refused(y):
     try:
         pretrained(y)
@@ -80,6 +106,8 @@ def run_rank(rank, world_size, port, out):
         "one_held_out": outcome(pretrained(panel(5))),
         # Each process's share is 2 steps an epoch: max_steps=1 draws one batch instead.
         "bounded": outcome(pretrained(y, max_steps=1)),
+        # Two passes do not fit within max_steps: the fold networks grow, as long as the largest.
+        "grown": fold_steps(unequal(y), calibration_folds=3, max_steps=8, batch_size=2),
         "too_few": refused(panel(1)),
         "different": refused(panel(10 + rank)),
     }
@@ -154,6 +182,14 @@ def test_max_steps_bounds_every_process_below_one_epoch(two_processes):
     for rank in two_processes:
         assert rank["first"]["steps"] == 2
         assert rank["bounded"]["steps"] == 1
+
+
+def test_grown_fold_networks_step_alike_on_every_process(two_processes):
+    """Where the fold networks grew, each steps as long as the largest, the pretrained one
+    (no network on every series), though their shares of the rows differ."""
+    for rank in two_processes:
+        assert len(rank["grown"]) == 3
+        assert len(set(rank["grown"])) == 1
 
 
 def test_the_same_seed_and_processes_give_the_same_network(two_processes):

@@ -281,8 +281,9 @@ def equal_steps_loader(
     in random order from its own rows (``shuffle`` is therefore always on), and the same
     number of steps on every process, however many rows each holds (a process short of
     steps would wait forever for the others' gradients): an epoch steps through as many
-    rows as all the processes hold, or ``rows`` on each process where that is fewer (the
-    training budget's bound below one epoch, see :func:`~levy_sklearn.training.epoch_loader`).
+    rows as all the processes hold, or ``rows`` on each process where given (fewer: the
+    training budget's bound below one epoch; more: as long as a fit on more rows, see
+    :func:`~levy_sklearn.training.epoch_loader`).
 
     ``batch_size`` is each process's: a step of ``W`` processes learns from ``W`` times as
     many rows, in about the time one process takes for one batch (a step has a cost of its
@@ -298,7 +299,7 @@ def equal_steps_loader(
         )
     per_process = math.ceil(sum(counts) / launch.world_size)
     if rows is not None:
-        per_process = min(per_process, rows)
+        per_process = rows
     batch = min(batch_size, per_process)
     sampler = _EqualSteps(counts[launch.rank], batch, math.ceil(per_process / batch))
     return DataLoader(dataset, batch_sampler=sampler, **kwargs)
