@@ -108,6 +108,56 @@ def write_report(text: str, name: str | Path, *, echo: bool = True) -> Path:
     return path
 
 
+#: Cluster-bootstrap draws behind a verdict (:func:`cluster_verdict`).
+BOOTSTRAP = 2000
+
+
+def cluster_verdict(
+    num: np.ndarray,
+    den: np.ndarray,
+    bar: tuple[float, float],
+    draws: np.ndarray,
+) -> str:
+    """A ratio of sums over clusters, its 95 % cluster-bootstrap interval and the verdict the
+    data can resolve against ``bar``: ``"estimate [low, high] verdict"``.
+
+    ``num`` and ``den`` hold each cluster's sums (a subject's or an origin's forecasts: one
+    cluster's are correlated, clusters are not); the estimate is ``Σ num / Σ den``, and each
+    row of ``draws`` (cluster multiplicities) gives one bootstrap ratio. Verdict: ``met``
+    when the estimate lies in ``bar`` (closed), ``not met`` when the whole interval misses
+    it, ``unresolved`` otherwise (the estimate misses within the noise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from benchmarks._common import cluster_draws, cluster_verdict
+    >>> draws = cluster_draws(4)
+    >>> cluster_verdict(np.array([1.0, 2, 3, 4]), np.full(4, 2.0), (0.0, 1.0), draws)
+    '1.250 [0.750, 1.750] unresolved'
+    >>> cluster_verdict(np.array([3.0, 3, 3, 3.2]), np.full(4, 2.0), (0.0, 1.0), draws)
+    '1.525 [1.500, 1.575] not met'
+    """
+    low, high = bar
+    estimate = num.sum() / den.sum()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = (draws @ num) / (draws @ den)
+    a, b = np.nanquantile(boot, [0.025, 0.975])
+    if low <= estimate <= high:
+        verdict = "met"
+    elif b < low or a > high:
+        verdict = "not met"
+    else:
+        verdict = "unresolved"
+    return f"{estimate:.3f} [{a:.3f}, {b:.3f}] {verdict}"
+
+
+def cluster_draws(n: int, seed: int = 0, size: int = BOOTSTRAP) -> np.ndarray:
+    """``size`` bootstrap draws of ``n`` clusters, each as the clusters' multiplicities:
+    ``(size, n)``, for :func:`cluster_verdict`."""
+    draws = np.random.default_rng(seed).integers(0, n, (size, n))
+    return np.stack([np.bincount(d, minlength=n) for d in draws])
+
+
 # --------------------------------------------------------------------------- run records
 #: How a raw run record is stored: compact JSON, gzip-compressed (the per-target arrays
 #: that reports bootstrap over make plain JSON ten times larger).

@@ -112,6 +112,8 @@ from levy_sklearn.metrics import spearman_uncertainty
 from ._common import (
     RECORD_SUFFIX,
     RESULTS,
+    cluster_draws,
+    cluster_verdict,
     library_edited,
     read_record,
     record_paths,
@@ -156,7 +158,6 @@ TERTILES = ["cov90 short", "cov90 mid", "cov90 long"]
 LEVY_ROW = "LevyForecaster"  # the Levy row's name in the report's tables
 # Where the library's calibration groups are described (the report only points there).
 CALIBRATION_DOCS = "docs/user_guide/calibration_reference.rst"
-BOOTSTRAP = 2000  # cluster-bootstrap draws behind the done-when intervals
 
 
 @dataclass
@@ -816,11 +817,11 @@ def done_when(s: dict[str, np.ndarray], edges: np.ndarray, seed: int = 0) -> dic
     """The issue's done-when statistics of one method on one panel, each with its 95 %
     interval over test subjects and a verdict the data can resolve.
 
-    The interval is a cluster bootstrap (``BOOTSTRAP`` draws of the test subjects, every
-    target of a drawn subject kept, in every split where it was tested: forecasts of one
-    subject are correlated, subjects are not). Verdict: ``met`` when the estimate meets the
-    bar, ``not met`` when the whole interval misses it, ``unresolved`` otherwise (the
-    estimate misses, within the noise).
+    The interval is a cluster bootstrap over the test subjects (every target of a drawn
+    subject kept, in every split where it was tested: forecasts of one subject are
+    correlated, subjects are not), the verdict :func:`~benchmarks._common.cluster_verdict`'s:
+    ``met`` when the estimate meets the bar, ``not met`` when the whole interval misses it,
+    ``unresolved`` otherwise (the estimate misses, within the noise).
 
     Parameters
     ----------
@@ -847,23 +848,12 @@ def done_when(s: dict[str, np.ndarray], edges: np.ndarray, seed: int = 0) -> dic
         stats[name] = (s["cov0.9"] * (tertile == b), (tertile == b) * 1.0, (0.85, 0.95))
     stats["CRPS / last value ≤ 1"] = (s["crps"], s["ref_crps"], (0.0, 1.0))
     stats["≤ 0.95"] = (s["crps"], s["ref_crps"], (0.0, 0.95))
-    draws = np.random.default_rng(seed).integers(0, n, (BOOTSTRAP, n))
-    weights = np.stack([np.bincount(d, minlength=n) for d in draws])  # subject multiplicities
-    out = {}
-    for name, (num, den, (low, high)) in stats.items():
-        num_s, den_s = np.bincount(subject, num, n), np.bincount(subject, den, n)
-        estimate = num_s.sum() / den_s.sum()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot = (weights @ num_s) / (weights @ den_s)
-        a, b = np.nanquantile(boot, [0.025, 0.975])
-        if low <= estimate <= high:
-            verdict = "met"
-        elif b < low or a > high:
-            verdict = "not met"
-        else:
-            verdict = "unresolved"
-        out[name] = f"{estimate:.3f} [{a:.3f}, {b:.3f}] {verdict}"
-    return out
+    draws = cluster_draws(n, seed)
+    per_subject = lambda a: np.bincount(subject, a, n)  # noqa: E731
+    return {
+        name: cluster_verdict(per_subject(num), per_subject(den), bar, draws)
+        for name, (num, den, bar) in stats.items()
+    }
 
 
 def method_row(name: str, s: dict[str, np.ndarray], edges: np.ndarray) -> dict[str, object]:

@@ -3,6 +3,7 @@ splits (the reported ones must stay exactly where its docstring puts them)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -118,3 +119,54 @@ def test_a_rerun_row_replaces_its_task_and_method_and_keeps_the_others(tmp_path)
         ("taylor", hf.LEVY, 2.0, "b"),
         ("taylor", "MSTL", 1.0, "a"),
     ]
+
+
+def test_origin_sums_add_up_to_the_scores_of_every_forecast():
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=(5, 2, 7))
+    y[1, 0, :3] = np.nan  # unobserved targets count nowhere
+    q = np.sort(rng.normal(size=(5, 2, 7, len(hf.LEVELS))), axis=-1)
+    point = q[..., 10]
+    whole, sums = hf.scores(y, point, q), hf.origin_sums(y, point, q)
+    n = np.asarray(sums["n"])
+    assert n.tolist() == [14, 11, 14, 14, 14]
+    assert np.sum(sums["ae"]) / n.sum() == pytest.approx(whole["mae"], abs=1e-5)
+    assert np.sum(sums["crps"]) / n.sum() == pytest.approx(whole["crps"], abs=1e-5)
+    for c in hf.COVERAGES:
+        name = f"cov{round(100 * c)}"
+        assert np.sum(sums[name]) / n.sum() == pytest.approx(whole[name], abs=1e-12)
+
+
+def _row(method, crps_per_origin, n=10):
+    crps = np.asarray(crps_per_origin, float)
+    hits = np.full(crps.size, n / 2)
+    sums = {"n": [n] * crps.size, "ae": (crps * n).tolist(), "crps": (crps * n).tolist()}
+    sums.update({f"cov{round(100 * c)}": hits.tolist() for c in hf.COVERAGES})
+    return {
+        "task": "t",
+        "method": method,
+        "mae": crps.mean(),
+        "crps": crps.mean(),
+        **{f"cov{round(100 * c)}": 0.5 for c in hf.COVERAGES},
+        "cpu_s": 1.0,
+        "per_origin": json.dumps(sums),
+    }
+
+
+def test_bars_resample_whole_origins_and_resolve_only_what_the_origins_can():
+    peer = [1.0] * 20
+    # Worse on every origin: the whole interval misses "≤ the best peer's".
+    worse = pd.DataFrame([_row(hf.LEVY, [1.2] * 20), _row("MSTL", peer)])
+    cell = hf.bars(worse).loc[0, "CRPS / best peer"]
+    assert cell == "1.200 [1.200, 1.200] not met"
+    # Worse on average by one bad origin in twenty: within the noise of twenty origins.
+    one_bad = pd.DataFrame([_row(hf.LEVY, [0.98] * 19 + [2.0]), _row("MSTL", peer)])
+    estimate, rest = hf.bars(one_bad).loc[0, "CRPS / best peer"].split(" ", 1)
+    assert float(estimate) == pytest.approx((0.98 * 19 + 2) / 20, abs=1e-3)
+    assert rest.endswith("unresolved")
+    # Half of every origin's targets inside any interval: 50 % met, 90 % not.
+    bars = hf.bars(worse)
+    assert bars.loc[0, "cov50"].endswith(" met") and bars.loc[0, "cov90"].endswith("not met")
+    # A row without its per-origin sums (an older run) reads pass / FAIL.
+    old = worse.assign(per_origin="")
+    assert hf.bars(old).loc[0, "CRPS / best peer"] == "1.200 FAIL"
