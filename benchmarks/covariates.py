@@ -83,6 +83,11 @@ outcome::
 
     OMP_NUM_THREADS=1 python -m benchmarks.covariates --full --plans \
         --levy-params '{"max_steps": 10}'
+
+``--missed-bolus-adults`` pretrains the ``simulated`` set (and ``--plans``) on the adults of
+:data:`MISSED_BOLUS_FILE` instead: the same ten adults whose meal boluses are each skipped
+with probability 0.25, so that insulin no longer always comes with a meal and sized to it
+(the question a plan without a bolus asks is then in the data).
 """
 
 from __future__ import annotations
@@ -134,6 +139,14 @@ SETS = ("us_change", "phenobarb", "quinidine", "remifentanil", "chicago", "simul
 #: The simulated adolescents' meals re-simulated under alternative plans, written by
 #: ``benchmarks/simglucose_cohorts.py --plans`` (its docstring has the command).
 PLANS_FILE = Path(__file__).resolve().parent / "data" / "simglucose_plans.csv.gz"
+#: The adults of ``--missed-bolus-adults``: the package's ten adults simulated again with
+#: each meal bolus skipped with probability 0.25 (``benchmarks/simglucose_cohorts.py
+#: --missed-bolus 0.25``; its docstring has the command).
+MISSED_BOLUS_FILE = (
+    Path(__file__).resolve().parent / "data" / "simglucose_adults_missed_bolus.csv.gz"
+)
+#: Where the ``simulated`` set's pretraining adults come from (``None``: the package's).
+ADULTS_FILE: Path | None = None
 HAPPENED = "as it happened"
 #: ``--plans``' leads (rows of 3 min from the origin): the plans change glucose little in
 #: the first hour (insulin acts slowly), clearly in the second.
@@ -252,16 +265,28 @@ def _meal_origins(series: list) -> dict:
     return origins
 
 
+def _adults() -> pd.DataFrame:
+    """The ``simulated`` set's pretraining adults, as
+    :func:`~levy_sklearn.datasets.load_simulated_glucose` gives them: the package's, or
+    those of :data:`ADULTS_FILE` (the same columns)."""
+    if ADULTS_FILE is None:
+        return load_simulated_glucose("adult")
+    df = pd.read_csv(ADULTS_FILE)
+    time = pd.to_timedelta(df["minute"].to_numpy(float), unit="min")
+    index = pd.MultiIndex.from_arrays([df["patient"], time], names=["patient", "time"])
+    columns = ["glucose", "CHO", "insulin"]
+    return pd.DataFrame(df[columns].to_numpy(float), index=index, columns=columns).sort_index()
+
+
 def load_problem(name: str, quick: bool, seed: int = 0) -> Problem:
     """The data, split and tasks of one set."""
     minute, hour = pd.Timedelta(minutes=1), pd.Timedelta(hours=1)
     if name == "simulated":
         cov = ["CHO", "insulin"]
-        make = lambda group: [  # noqa: E731
-            _series(k, f.droplevel(0), "glucose", cov, minute)
-            for k, f in load_simulated_glucose(group).groupby(level=0)
+        make = lambda panel: [  # noqa: E731
+            _series(k, f.droplevel(0), "glucose", cov, minute) for k, f in panel.groupby(level=0)
         ]
-        train, test = make("adult"), make("adolescent")
+        train, test = make(_adults()), make(load_simulated_glucose("adolescent"))
         if quick:  # pretraining with X on all ten adults alone takes minutes
             train, test = train[:4], test[:3]
         steps = {"30 min": 10, "60 min": 20}
@@ -829,7 +854,9 @@ def plans_report(
         f"in {total / 60:.1f} min on one thread: `{command}`. LevyForecaster settings over "
         f"the simulated set's own: `{json.dumps(params)}`, and `max_horizon` for the "
         f"longest of the leads {', '.join(PLAN_STEPS)}.\n",
-        "Pretrained on the adults as the `simulated` set is, then at each meal origin of the "
+        "Pretrained on the adults as the `simulated` set is"
+        + (f" (those of `{MISSED_BOLUS_FILE.name}`)" if ADULTS_FILE is not None else "")
+        + ", then at each meal origin of the "
         "adolescents (never pretrained on) forecast under the plan as it happened and under "
         "each alternative plan of `benchmarks/data/simglucose_plans.csv.gz` (the same "
         "patient re-simulated from the state at the origin, same sensor noise, only that "
@@ -875,12 +902,20 @@ def main() -> None:
         "report goes to covariates_plans.md in --results",
     )
     parser.add_argument(
+        "--missed-bolus-adults",
+        action="store_true",
+        help="the simulated set pretrains on the adults of MISSED_BOLUS_FILE (a meal bolus "
+        "skipped now and then) instead of the package's",
+    )
+    parser.add_argument(
         "--ablation",
         action="store_true",
         help="score the inner splits of the training data (ablation_problem), never the "
         "report's test subjects or origins; the report goes to --results",
     )
     args = parser.parse_args()
+    global ADULTS_FILE  # the simulated set's adults, for every load of it in this run
+    ADULTS_FILE = MISSED_BOLUS_FILE if args.missed_bolus_adults else None
     torch.set_num_threads(1)
     # sktime's and the optimiser's warnings would drown the progress lines.
     warnings.simplefilter("ignore")

@@ -50,6 +50,15 @@ run from the repository root: 259 CPU s (626 s on a busy two-core machine) for t
 patients x 5 days, a 0.43 MB file. The script needs only simglucose and its dependencies, not
 levy-sklearn.
 
+``--missed-bolus P`` skips each meal bolus with probability ``P`` (the basal as usual; patient
+``k``'s draws seeded ``MISSED_SEED + k``), for cohorts whose insulin does not always come with
+a meal and sized to it. The adults of ``benchmarks/covariates.py --missed-bolus-adults``
+(42 of their 201 meal boluses skipped, a 0.14 MB file, 204 s on a busy two-core machine)::
+
+    /tmp/simglucose-venv/bin/python -m benchmarks.simglucose_cohorts --missed-bolus 0.25 \
+        --patients "$(echo adult#00{1..9} adult#010 | tr ' ' ,)" \
+        --out benchmarks/data/simglucose_adults_missed_bolus.csv.gz
+
 ``--plans`` writes instead what would have happened under other plans, for
 ``benchmarks/covariates.py --plans`` (coverage per plan): each adolescent (the group
 ``covariates.py`` never pretrains on) lives its days again, and from the state just before
@@ -74,7 +83,7 @@ in the same environment: 149 meals, 17,880 rows, a 0.11 MB file, in 178 CPU s (4
 busy two-core machine).
 
 usage: python -m benchmarks.simglucose_cohorts [--days 5] [--patients adult#001,...]
-       [--plans] [--out PATH]
+       [--plans | --missed-bolus P] [--out PATH]
 """
 
 from __future__ import annotations
@@ -94,6 +103,8 @@ import pandas as pd
 OUT = Path(__file__).resolve().parents[1] / "levy_sklearn" / "data" / "simglucose_cohorts.csv.gz"
 MEAL_SEED = 100
 SENSOR_SEED = 200
+#: Seed (plus the patient's number) of the draws of ``--missed-bolus``.
+MISSED_SEED = 300
 DAYS = 5
 STEP_MIN = 3  # the Dexcom sensor model's sampling period
 COLUMNS = ["patient", "group", "minute", "glucose", "CHO", "insulin", "age", "weight", "tdi"]
@@ -159,8 +170,29 @@ class _Params:
         self.iloc = series.iloc
 
 
-def _environment(name: str, k: int):
-    """Patient ``k``'s simulation, not started: the environment and its controller."""
+class _MissedBoluses:
+    """The basal-bolus controller with each meal bolus skipped with probability ``p`` (the
+    basal given as usual), drawn from ``seed``: a patient who sometimes forgets, so that
+    insulin does not always come with a meal and sized to it."""
+
+    def __init__(self, controller, p: float, seed: int):
+        self.controller, self.p, self.seed = controller, p, seed
+        self.rng = np.random.default_rng(seed)
+
+    def policy(self, observation, reward, done, **info):
+        action = self.controller.policy(observation, reward, done, **info)
+        if action.bolus > 0 and self.rng.random() < self.p:
+            action = action._replace(bolus=0.0)
+        return action
+
+    def reset(self):
+        self.controller.reset()
+        self.rng = np.random.default_rng(self.seed)
+
+
+def _environment(name: str, k: int, missed_bolus: float = 0.0):
+    """Patient ``k``'s simulation, not started: the environment and its controller (which
+    skips each meal bolus with probability ``missed_bolus``)."""
     sg = _simglucose()
     patient = sg["T1DPatient"].withName(name)
     env = sg["T1DSimEnv"](
@@ -169,7 +201,10 @@ def _environment(name: str, k: int):
         sg["InsulinPump"].withName("Insulet"),
         sg["RandomScenario"](start_time=START, seed=MEAL_SEED + k),
     )
-    return env, sg["BBController"]()
+    controller = sg["BBController"]()
+    if missed_bolus > 0:
+        controller = _MissedBoluses(controller, missed_bolus, MISSED_SEED + k)
+    return env, controller
 
 
 def _rows(hist: pd.DataFrame) -> pd.DataFrame:
@@ -186,11 +221,12 @@ def _rows(hist: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def simulate(name: str, k: int, days: int) -> pd.DataFrame:
+def simulate(name: str, k: int, days: int, missed_bolus: float = 0.0) -> pd.DataFrame:
     """One patient's ``days`` days: ``minute``, ``glucose``, ``CHO`` and ``insulin`` every 3
-    minutes from midnight of day 0 (the step that starts at the end is not simulated)."""
+    minutes from midnight of day 0 (the step that starts at the end is not simulated), each
+    meal bolus skipped with probability ``missed_bolus``."""
     sg = _simglucose()
-    env, controller = _environment(name, k)
+    env, controller = _environment(name, k, missed_bolus)
     sim = sg["SimObj"](env, controller, timedelta(days=days), animate=False, path=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -208,16 +244,18 @@ def _patients(table: pd.DataFrame, patients: list[str]) -> pd.DataFrame:
     return table[table["patient"].isin(patients)]
 
 
-def cohorts(days: int = DAYS, patients: list[str] | None = None) -> pd.DataFrame:
+def cohorts(
+    days: int = DAYS, patients: list[str] | None = None, missed_bolus: float = 0.0
+) -> pd.DataFrame:
     """Every patient's (or those named) simulated days with their traits, in the file's
-    columns and order."""
+    columns and order (each meal bolus skipped with probability ``missed_bolus``)."""
     table = patient_table()
     if patients is not None:
         table = _patients(table, patients)
     parts = []
     for row in table.itertuples(index=False):
         t0 = time.perf_counter()
-        part = simulate(row.patient, row.k, days)
+        part = simulate(row.patient, row.k, days, missed_bolus)
         for col in ("patient", "group", "age", "weight", "tdi"):
             part[col] = getattr(row, col)
         parts.append(part[COLUMNS])
@@ -366,6 +404,12 @@ def main(argv: list[str] | None = None) -> None:
         help="re-simulate each meal under the alternative plans (PLANS) instead",
     )
     parser.add_argument(
+        "--missed-bolus",
+        type=float,
+        default=0.0,
+        help="probability that a meal's bolus is skipped (seeded; not with --plans)",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
         default=None,
@@ -374,7 +418,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     patients = None if args.patients is None else args.patients.split(",")
-    frame = (plans if args.plans else cohorts)(args.days, patients)
+    if args.plans and args.missed_bolus:
+        parser.error(
+            "--missed-bolus varies the cohorts' boluses; --plans re-simulates as they were"
+        )
+    if args.plans:
+        frame = plans(args.days, patients)
+    else:
+        frame = cohorts(args.days, patients, args.missed_bolus)
     out = args.out or (PLANS_OUT if args.plans else OUT)
     write(frame, out)
     print(
