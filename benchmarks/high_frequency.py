@@ -103,7 +103,6 @@ from ._common import (
     CRPS_LEVELS,
     LEVELS,
     RESULTS,
-    central_columns,
     cluster_draws,
     cluster_verdict,
     interval_coverage,
@@ -146,23 +145,20 @@ def scores(y: np.ndarray, point: np.ndarray, q: np.ndarray) -> dict[str, float]:
 
 
 def origin_sums(y: np.ndarray, point: np.ndarray, q: np.ndarray) -> dict[str, list[float]]:
-    """Per origin (the first axis), the sums behind :func:`scores`: finite targets ``n``,
-    absolute errors ``ae``, per-target CRPS ``crps`` and the targets inside each central
-    interval (``cov50`` …), so that a report can resample whole origins: the forecasts of one
-    origin share its weather and its day, and are far from independent."""
-    seen = np.isfinite(y)
-    axes = tuple(range(1, y.ndim))
-    crps = 2 * pinball(y, q[..., 1:-1], CRPS_LEVELS).mean(axis=-1)
-    sums = {
-        "n": seen.sum(axes),
-        "ae": np.where(seen, np.abs(point - y), 0.0).sum(axes),
-        "crps": np.where(seen, crps, 0.0).sum(axes),
-    }
-    for c in COVERAGES:
-        lo, hi = central_columns(c)
-        inside = seen & (q[..., lo] <= y) & (y <= q[..., hi])
-        sums[f"cov{round(100 * c)}"] = inside.sum(axes)
-    return {k: np.round(np.asarray(v, float), 6).tolist() for k, v in sums.items()}
+    """Per origin (the first axis), the sums behind :func:`scores`: finite targets ``n`` and
+    each score times ``n`` (``ae`` for the MAE, ``crps``, and ``cov50`` … the targets inside
+    each central interval), so that a report can resample whole origins: the forecasts of
+    one origin share its weather and its day, and are far from independent."""
+    keys = ["mae", "crps", *(f"cov{round(100 * c)}" for c in COVERAGES)]
+    stored = {"mae": "ae"}  # the MAE times n is the sum of absolute errors
+    sums: dict[str, list[float]] = {"n": [], **{stored.get(key, key): [] for key in keys}}
+    for k in range(len(y)):
+        n = int(np.isfinite(y[k]).sum())
+        per = scores(y[k], point[k], q[k]) if n else dict.fromkeys(keys, 0.0)
+        sums["n"].append(float(n))
+        for key in keys:
+            sums[stored.get(key, key)].append(round(per[key] * n, 6))
+    return sums
 
 
 # --------------------------------------------------------------------------- data
