@@ -42,6 +42,13 @@ __all__ = [
 # (chosen on held-out series: benchmarks/results/forecaster_ablation_notes.md, "hole windows").
 HOLE_SHARE = 0.5
 
+# Share of training windows whose known-ahead inputs end at a time drawn uniformly in the
+# horizon instead of at its end: a forecast's X need only reach its last forecast time, so
+# a network that saw every plan to the horizon read a plan's end as "nothing after it"
+# (chosen on the covariates benchmark's inner splits: benchmarks/results/covariates_notes.md,
+# "Plans that end before the horizon").
+PLAN_CUT_SHARE = 0.5
+
 
 class SeriesWindows(NamedTuple):
     """Windows cut from series, ready for :class:`~levy_sklearn.network.LevyNet`.
@@ -267,7 +274,7 @@ def series_windows(
     seasonal_period: float | None = None,
     absent_levels: Sequence[np.ndarray] | None = None,
     inputs: Sequence[InputSeries] | None = None,
-    input_horizon: float | None = None,
+    input_horizon: float | Sequence[np.ndarray] | None = None,
     echoes: Sequence[float] = (),
 ) -> SeriesWindows:
     """Cut continuous-time windows from series and turn them into tokens and queries.
@@ -356,8 +363,9 @@ def series_windows(
         in every window's context (each observed cell in the look-back, known-ahead ones
         also up to ``input_horizon`` after the cutoff, static traits once at the origin),
         never queried. Their values are not instance-normalised.
-    input_horizon : float, optional
-        How far after the cutoff known-ahead inputs are read (default ``horizon``).
+    input_horizon : float or sequence of ndarray, optional
+        How far after the cutoff known-ahead inputs are read: one span for every window,
+        or per series one per cutoff (as ``context_gaps``); default ``horizon``.
     echoes : sequence of float, default=()
         Whole seasonal cycles (time units) whose earlier observations the context holds
         beyond the look-back (see above); they take at most half of ``max_tokens``, the
@@ -438,13 +446,15 @@ def _window_list(
     seasonal_period: float | None,
     absent_levels: Sequence[np.ndarray] | None,
     inputs: Sequence[InputSeries] | None,
-    input_horizon: float | None,
+    input_horizon: float | Sequence[np.ndarray] | None,
     echoes: Sequence[float],
 ) -> list[_Window]:
     """:func:`series_windows`' windows (same arguments, checked there) before padding."""
     n_channels = int(np.shape(values[0])[1]) if len(values) else 1
-    # Input tokens of each window: its look-back, how far ahead, and the token cap.
-    spans = (context_length, horizon if input_horizon is None else input_horizon, max_tokens)
+    if input_horizon is None or np.isscalar(input_horizon):
+        ahead_of = [horizon if input_horizon is None else input_horizon] * len(times)
+    else:
+        ahead_of = input_horizon
     windows = []
     for i, (t_i, v_i) in enumerate(zip(times, values, strict=True)):
         t_i = np.asarray(t_i, dtype=np.float64)
@@ -456,8 +466,9 @@ def _window_list(
         cuts = np.asarray(cutoffs[i], dtype=np.float64)
         gaps = np.zeros(cuts.size) if context_gaps is None else np.asarray(context_gaps[i], float)
         keeps = np.zeros(cuts.size, bool) if gap_keeps_last is None else gap_keeps_last[i]
+        plans = np.broadcast_to(np.asarray(ahead_of[i], dtype=np.float64), cuts.shape)
         ahead = horizon if query_times is None else _latest(query_times[i])  # echoes' span
-        for c, gap, keep in zip(cuts, gaps, keeps, strict=True):
+        for c, gap, keep, plan in zip(cuts, gaps, keeps, plans, strict=True):
             cycles = _spans(echoes, c, ahead)
             echo, (tt, chans, vv) = _contexts(t_i, v_i, c, gap, context_length, max_tokens, cycles)
             if keep and gap > 0:
@@ -492,6 +503,7 @@ def _window_list(
                 tt, chans, vv, rel, tgt, (level, slope, scale), season, seasonal_period
             )
             if inputs is not None:
+                spans = (context_length, plan, max_tokens)  # look-back, how far ahead, cap
                 event = _with_inputs(event, inputs[i], (c - gap, c, shift), spans, scale)
             windows.append(_Window(event, *queries, series=i, cutoff=c, origin=c + shift))
     return windows
@@ -700,6 +712,9 @@ class WindowIndex(NamedTuple):
         Whether it keeps its last observation in the gap.
     ends : ndarray of shape (n,)
         Its targets after this time are hidden (the calibration period).
+    plans : ndarray of shape (n,), float32
+        How far after its cutoff its known-ahead inputs are read (see
+        :data:`PLAN_CUT_SHARE`).
     """
 
     series: np.ndarray
@@ -707,6 +722,7 @@ class WindowIndex(NamedTuple):
     gaps: np.ndarray
     keeps: np.ndarray
     ends: np.ndarray
+    plans: np.ndarray
 
     def take(self, rows: Sequence[int] | np.ndarray) -> WindowIndex:
         """The index of these ``rows``, in their order."""
@@ -1056,12 +1072,21 @@ class WindowPlan:
         for (i, n_plain), gap, hole in zip(gapped_at, gaps_drawn, holes_drawn, strict=True):
             gaps[starts[i] + n_plain : starts[i] + sizes[i]] = gap
             keeps[starts[i] + n_plain : starts[i] + sizes[i]] = hole
+        plans = np.full(gaps.size, self.horizon_span, dtype=np.float32)
+        if part not in ("calibrate", "held_out"):
+            # A generator of its own, so that the gap windows' draws (and every forecast
+            # without X) stay those of the seed alone.
+            plan_rng = np.random.default_rng([seed, 1])
+            cut_short = plan_rng.random(plans.size, dtype=np.float32) < PLAN_CUT_SHARE
+            short = plan_rng.random(int(cut_short.sum()), dtype=np.float32)
+            plans[cut_short] = self.horizon_span * short
         return WindowIndex(
             np.repeat(np.arange(len(cutoffs), dtype=np.int32), sizes),
             np.concatenate([np.zeros(0), *cutoffs]).astype(float, copy=False),
             gaps,
             keeps,
             np.repeat(np.array(splits, dtype=float), sizes),
+            plans,
         )
 
     def cut(
@@ -1126,7 +1151,7 @@ class WindowPlan:
             seasonal_period=self.seasonal_period,
             absent_levels=each(levels),
             inputs=each(inputs),
-            input_horizon=None,
+            input_horizon=[index.plans[g] for g in groups],
             echoes=self.echoes,
         )
         windows: list[_Window] = [None] * len(grouped)  # type: ignore[list-item]

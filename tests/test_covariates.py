@@ -18,7 +18,7 @@ from conftest import TINY_FC
 from levy_sklearn._covariates import CovariateSpec
 from levy_sklearn.forecaster import LevyForecaster
 from levy_sklearn.serialization import load, save
-from levy_sklearn.windows import InputSeries, series_windows
+from levy_sklearn.windows import PLAN_CUT_SHARE, InputSeries, WindowPlan, series_windows
 
 A, LAG, NOISE, N = 3.0, 2, 0.3, 240
 FH = [1, 2, 3, 4]
@@ -215,6 +215,36 @@ def test_windows_read_past_only_inputs_to_the_cutoff_and_known_ahead_ones_beyond
     mine = w.tokens["mask"][0] & (w.tokens["channels"][0] == 1)
     assert w.tokens["values"][0][mine].tolist() == [7.0]  # a trait: one token per window
     assert (w.tokens["query_channels"][w.query_valid] == 0).all()  # inputs are never queried
+
+
+def test_a_share_of_training_windows_read_their_plan_to_a_time_drawn_in_the_horizon():
+    # A forecast's X need only reach its last forecast time: a network whose training windows
+    # all read the plan to the horizon read a plan's earlier end as "nothing after it"
+    # (benchmarks/results/covariates_notes.md, "Plans that end before the horizon").
+    # Windows that calibrate σ, forecasts made with the whole plan, read it to the horizon.
+    t, v = np.arange(400.0), np.zeros((400, 1))
+    x = 100 + t[:, None]  # the input's value names its time
+    inputs = [InputSeries(t, x, known=np.array([True]), static=np.array([np.nan]))]
+    plan = WindowPlan(3.0, 8.0, None, "last", 64, None, 1000, 0.0, 0.0)
+
+    def reach(part):
+        w = plan.windows([t], [v], part, seed=0, inputs=inputs)
+        mine = w.tokens["mask"] & (w.tokens["channels"] == 1)
+        last = np.where(mine, w.tokens["values"], -np.inf).max(axis=1) - 100 - w.cutoffs
+        return last[w.cutoffs <= 391]  # a whole horizon of the input after the cutoff
+
+    train = reach("train")
+    assert train.size > 350
+    cut = train < 8
+    assert abs(cut.mean() - PLAN_CUT_SHARE) < 0.08
+    # the cut ones end at a time drawn uniformly in the horizon: whole steps 0 to 7
+    assert set(np.unique(train[cut])) == set(range(8)) and abs(train[cut].mean() - 3.5) < 0.5
+    assert (reach("held_out") == 8).all()
+    # the draws are the seed's
+    again = plan.windows([t], [v], "train", seed=0, inputs=inputs)
+    np.testing.assert_array_equal(
+        again.tokens["values"], plan.windows([t], [v], "train", seed=0, inputs=inputs).tokens["values"]
+    )
 
 
 @pytest.mark.parametrize(
