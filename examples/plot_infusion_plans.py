@@ -52,11 +52,12 @@ print(f"pretraining on {len(others)} patients; patient {patient} held out")
 # Pretrain one model with the rate known ahead
 # --------------------------------------------
 # ``known_ahead=["rate"]`` makes every training window read the rates that were realised
-# in the 10 minutes after its cutoff, so the network learns what a rate change does to the
-# concentration. Each window looks back 10 minutes. The budget is small so that the
-# documentation builds quickly (about half a minute on one CPU core): 20 epochs over 32
-# windows per patient, and σ calibrated on one fold of held-out patients
-# (``calibration_folds=1``) rather than five; a real application would train longer and
+# after its cutoff, so the network learns what a rate change does to the concentration:
+# half the windows over the whole 10 minutes, the others up to a time drawn within them,
+# as a plan that ends at the last forecast time reads. Each window looks back 10 minutes.
+# The budget is small so that the documentation builds quickly (about half a minute on one
+# CPU core): 20 epochs over 32 windows per patient, and σ calibrated on one fold of held-out
+# patients (``calibration_folds=1``) rather than five; a real application would train longer and
 # calibrate on all five.
 
 forecaster = LevyForecaster(

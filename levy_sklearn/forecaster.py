@@ -201,8 +201,10 @@ class LevyForecaster(LevyHyperparameters, ForecastOutputs, BaseForecaster):
     known_ahead : None, "all" or list of column names, default=None
         Columns of ``X`` known ahead (plans, calendars, weather forecasts): their values
         after the cutoff (``predict``'s ``X``, else fit's or update's) are tokens of the
-        forecast too. The others count only up to the cutoff; a column constant within
-        every series is a static trait (one token per window).
+        forecast too, up to ``max_horizon``; a plan need only reach the last forecast time
+        (training reads some windows' plans to an earlier end, see the covariates guide).
+        The others count only up to the cutoff; a column constant within every series is a
+        static trait (one token per window).
     input_scaling : {"standard", "target"}, default="standard"
         How ``X``'s time-varying columns enter each window. ``"standard"``: standardised
         over the fit's (or pretraining's) series, the same values in every window.
